@@ -1,0 +1,55 @@
+// Run-time configuration from MPIDSM_* environment variables. Read once when
+// a Runtime is created; a bad value is an Errc::config error naming the
+// variable, the value and what is allowed.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mpidsm {
+
+// Whether a thread drives UCX progress on behalf of remote ranks' operations.
+enum class ProgressMode {
+  automatic,  // started when some peer's memory is not reachable by load/store
+  on,         // always started
+  off,        // never started: remote ranks' emulated RMA waits for this rank's calls
+};
+
+// One documented variable: its name, default and meaning (for mpidsm_info and docs).
+struct ConfigVariable {
+  const char* name;
+  const char* default_value;
+  const char* description;
+};
+
+struct Config {
+  ProgressMode progress_thread = ProgressMode::automatic;
+  // Message size from which UCX switches tagged sends to rendezvous; 0 lets UCX decide.
+  std::size_t rndv_threshold = 0;
+
+  // Reads the environment. Throws Error(Errc::config) on a bad value.
+  static Config from_environment();
+  // Same, with a caller-supplied lookup (returns nullptr when unset): for tests.
+  static Config parse(const std::function<const char*(const char*)>& lookup);
+
+  // The effective value of every variable, in the order of variables().
+  std::vector<std::pair<std::string, std::string>> describe() const;
+
+  // Every variable mpidsm reads.
+  static std::span<const ConfigVariable> variables();
+  // MPIDSM_* names in env (an environ-style, null-terminated array) that mpidsm
+  // does not know: usually a typo the user wants to hear about.
+  static std::vector<std::string> unknown_variables(char* const* env);
+};
+
+const char* to_string(ProgressMode mode);
+
+// Parses "4096", "64K", "16M", "1G" (powers of 1024). Throws Error(Errc::config)
+// naming `variable` when `text` is not a size.
+std::size_t parse_size(const char* variable, const std::string& text);
+
+}  // namespace mpidsm

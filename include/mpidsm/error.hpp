@@ -1,0 +1,53 @@
+// Typed errors of mpidsm. Every failure surfaces as mpidsm::Error: a code from
+// the closed list below, the rank that detected it, and a message that names
+// what was wrong (rank, address, size, variable). The runtime stays usable
+// after any Error thrown for bad input.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "mpidsm/status.h"
+
+namespace mpidsm {
+
+enum class Errc : int {
+  invalid_argument = MPIDSM_ERR_INVALID_ARGUMENT,
+  out_of_range = MPIDSM_ERR_OUT_OF_RANGE,
+  invalid_rank = MPIDSM_ERR_INVALID_RANK,
+  not_initialized = MPIDSM_ERR_NOT_INITIALIZED,
+  unregistered = MPIDSM_ERR_UNREGISTERED,
+  collective_mismatch = MPIDSM_ERR_COLLECTIVE_MISMATCH,
+  truncated = MPIDSM_ERR_TRUNCATED,
+  config = MPIDSM_ERR_CONFIG,
+  transport = MPIDSM_ERR_TRANSPORT,
+  mpi = MPIDSM_ERR_MPI,
+  no_memory = MPIDSM_ERR_NO_MEMORY,
+  invalid_state = MPIDSM_ERR_INVALID_STATE,
+};
+
+// The C status code of an error code (for the C API).
+constexpr mpidsm_status_t to_status(Errc code) noexcept {
+  return static_cast<mpidsm_status_t>(code);
+}
+
+// Rank used in errors detected where no runtime (and so no rank) exists.
+inline constexpr int no_rank = -1;
+
+class Error : public std::runtime_error {
+ public:
+  // what() reads "mpidsm[rank R] <code name>: <message>".
+  Error(Errc code, int rank, const std::string& message);
+
+  Errc code() const noexcept { return code_; }
+  int rank() const noexcept { return rank_; }
+  // The message without the rank and code prefix.
+  const std::string& message() const noexcept { return message_; }
+
+ private:
+  Errc code_;
+  int rank_;
+  std::string message_;
+};
+
+}  // namespace mpidsm

@@ -1,0 +1,52 @@
+// The runtime: mpidsm over one MPI communicator. Created collectively after
+// the application's MPI_Init / MPI_Init_thread and finalized collectively
+// before its MPI_Finalize; mpidsm never initialises or finalises MPI itself.
+// Runtimes on disjoint communicators coexist and never see each other's
+// traffic; a runtime may be created and destroyed repeatedly in one job.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "mpidsm/config.hpp"
+#include "mpidsm/error.hpp"
+#include "mpidsm/transport.hpp"
+
+namespace mpidsm {
+
+class Runtime {
+ public:
+  // An empty handle: every use is an Errc::not_initialized error.
+  Runtime() noexcept;
+  // Collective over comm (duplicated internally, so mpidsm's collectives never
+  // mix with the application's). Reads the MPIDSM_* configuration.
+  explicit Runtime(MPI_Comm comm);
+  // Finalizes if still active (collective: every rank must destroy it).
+  ~Runtime();
+  Runtime(Runtime&&) noexcept;
+  Runtime& operator=(Runtime&&) noexcept;
+
+  // Collective: completes outstanding operations, stops the progress thread,
+  // releases UCX and the communicator. The handle is empty afterwards.
+  void finalize();
+  bool active() const noexcept { return state_ != nullptr; }
+
+  int rank() const;
+  int size() const;
+  // The runtime's private duplicate of the communicator it was created on.
+  MPI_Comm comm() const;
+  // The id stamped into this runtime's message tags.
+  std::uint16_t id() const;
+  const Config& config() const;
+  Transport& transport();
+  bool progress_thread_running() const;
+
+ private:
+  struct State;
+  State& state() const;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace mpidsm

@@ -1,0 +1,246 @@
+// The transport layer: mpidsm's only door to UCX. One UCP context and one
+// worker per runtime, an endpoint to every rank of the communicator (self
+// included), collective memory registration with rkeys exchanged over MPI,
+// one-sided RMA, atomics, tagged messages and progress. This header includes
+// no UCX header: UCX handles stay opaque so the layers above (and users) never
+// depend on UCX's ABI.
+//
+// Completion rules of the RMA calls:
+//   put_nbi/get_nbi  return at once; the source of a put may be reused and the
+//                    destination of a get read only after flush(peer)/flush_all().
+//   put_nb/get_nb    return a Request; its completion means local completion
+//                    (put: source reusable; get: data arrived).
+//   flush(peer)      remote completion of every put, get and atomic issued to peer.
+//   flush_all()      the same for every peer.
+// All calls except the collectives are non-collective and may be made by one
+// thread at a time (several when TransportOptions::thread_safe is set).
+#pragma once
+
+#include <mpi.h>
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "mpidsm/error.hpp"
+
+namespace mpidsm {
+
+class Transport;
+
+// Wildcards and limits of tagged messaging.
+inline constexpr int any_source = -1;
+inline constexpr int any_tag = -1;
+inline constexpr int max_tag = (1 << 24) - 1;
+inline constexpr int max_ranks = 1 << 24;
+
+enum class AtomicOp { add, swap, compare_swap, bit_and, bit_or, bit_xor };
+const char* to_string(AtomicOp op);
+
+struct MessageInfo {
+  int source = any_source;
+  int tag = any_tag;
+  std::size_t size = 0;
+};
+
+struct TransportOptions {
+  // Let several threads (e.g. a progress thread) call into the worker at once.
+  bool thread_safe = false;
+  // Rendezvous threshold for tagged messages; 0 keeps UCX's own choice.
+  std::size_t rndv_threshold = 0;
+};
+
+namespace detail {
+
+// What this rank knows of one peer's part of a registered region.
+struct RemoteKey {
+  std::uint64_t base = 0;     // the region's address in the peer's address space
+  std::size_t size = 0;       // the peer's region size
+  void* rkey = nullptr;       // ucp_rkey_h unpacked on the endpoint to the peer
+  void* mapped = nullptr;     // where the peer's region is mapped here, or nullptr
+};
+
+// Registered region bookkeeping. Slots are reused; a generation number tells a
+// live handle from a stale one so use after deregistration is an error, not a crash.
+struct RegionState {
+  std::uint64_t generation = 0;  // 0 while the slot is free
+  int owner_rank = no_rank;      // this rank, for error messages
+  void* base = nullptr;
+  std::size_t size = 0;
+  void* memh = nullptr;          // ucp_mem_h
+  std::vector<RemoteKey> peers;  // indexed by rank
+};
+
+}  // namespace detail
+
+// A non-owning handle to a collectively registered region. Copyable; becomes
+// invalid (and every use an Errc::unregistered error) after Transport::deregister.
+class MemoryRegion {
+ public:
+  MemoryRegion() = default;
+
+  bool valid() const noexcept { return state_ && state_->generation == generation_; }
+  void* local_base() const { return checked().base; }
+  std::size_t local_size() const { return checked().size; }
+  // The size of the region on `peer`.
+  std::size_t size(int peer) const;
+  // Where peer's part of the region can be loaded from and stored to directly,
+  // or nullptr when UCX cannot map it (another node, tcp, memory UCX did not allocate).
+  void* mapped(int peer) const;
+  // True when every rank's part, self included, is mapped here.
+  bool all_mapped() const;
+
+ private:
+  friend class Transport;
+  MemoryRegion(detail::RegionState* state, std::uint64_t generation)
+      : state_(state), generation_(generation) {}
+  const detail::RegionState& checked() const;
+
+  detail::RegionState* state_ = nullptr;
+  std::uint64_t generation_ = 0;
+};
+
+// Completion handle of a non-blocking operation. Move-only; destroying an
+// incomplete request waits for it, so a buffer is never released under UCX.
+// A request must not outlive the Transport that issued it.
+class Request {
+ public:
+  Request() = default;  // an already complete request
+  Request(Request&& other) noexcept;
+  Request& operator=(Request&& other) noexcept;
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+  ~Request();
+
+  // Progresses once and reports whether the operation completed.
+  bool test();
+  // Blocks until completion. Throws Error on a failed operation; a receive whose
+  // message did not fit throws Errc::truncated.
+  void wait();
+  // For a receive: source, tag and size of the message (valid once complete).
+  const MessageInfo& message() const noexcept { return message_; }
+
+ private:
+  friend class Transport;
+  enum class Kind { send_or_rma, receive };
+  Request(Transport* transport, void* handle, Kind kind, const char* what, int peer,
+          std::size_t capacity);
+  bool poll();
+  void release() noexcept;
+
+  Transport* transport_ = nullptr;
+  void* handle_ = nullptr;  // UCX request; nullptr once complete
+  Kind kind_ = Kind::send_or_rma;
+  const char* what_ = "";
+  int peer_ = no_rank;
+  std::size_t capacity_ = 0;
+  MessageInfo message_{};
+};
+
+template <class T>
+concept AtomicWord = std::integral<T> && (sizeof(T) == 4 || sizeof(T) == 8);
+
+class Transport {
+ public:
+  // Collective over comm (which the caller keeps alive for the Transport's
+  // lifetime). runtime_id is stamped into every tag.
+  Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOptions& options);
+  // Collective: flushes, closes endpoints in step with the peers, releases UCX.
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  int rank() const noexcept { return rank_; }
+  int size() const noexcept { return size_; }
+
+  // --- memory (collective) ----------------------------------------------------
+  // Registers [base, base+size) on every rank (sizes may differ by rank).
+  MemoryRegion register_memory(void* base, std::size_t size);
+  // Lets UCX allocate `size` bytes on every rank, in memory peers on the same
+  // node can map (shared memory), which makes the load/store fast path possible.
+  MemoryRegion allocate(std::size_t size);
+  void deregister(MemoryRegion& region);
+  // The registered region holding a local address and the offset in it; throws
+  // Errc::unregistered for an address in no region.
+  std::pair<MemoryRegion, std::size_t> locate(const void* address) const;
+
+  // --- RMA ---------------------------------------------------------------------
+  void put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
+               std::size_t size);
+  void get_nbi(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
+               std::size_t size);
+  Request put_nb(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
+                 std::size_t size);
+  Request get_nb(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
+                 std::size_t size);
+  // Blocking: return after remote completion (put) or arrival (get).
+  void put(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
+           std::size_t size);
+  void get(int peer, const MemoryRegion& src, std::size_t offset, void* dst, std::size_t size);
+  void flush(int peer);
+  void flush_all();
+
+  // --- atomics on 32- and 64-bit words (offset aligned to the word size) --------
+  // Returns the previous value. compare is used by compare_swap only.
+  template <AtomicWord T>
+  T atomic_fetch(AtomicOp op, int peer, const MemoryRegion& region, std::size_t offset,
+                 T operand, T compare = 0) {
+    std::uint64_t result = atomic_fetch_raw(op, peer, region, offset, sizeof(T),
+                                            static_cast<std::uint64_t>(operand),
+                                            static_cast<std::uint64_t>(compare));
+    return static_cast<T>(result);
+  }
+  // Non-fetching (add, and, or, xor): remote completion at the next flush.
+  template <AtomicWord T>
+  void atomic_post(AtomicOp op, int peer, const MemoryRegion& region, std::size_t offset,
+                   T operand) {
+    atomic_post_raw(op, peer, region, offset, sizeof(T), static_cast<std::uint64_t>(operand));
+  }
+
+  // --- tagged messages -----------------------------------------------------------
+  // Tags are 0..max_tag. Messages between one pair of ranks with one tag arrive in
+  // order. Sends of at least the rendezvous threshold go zero-copy by rendezvous.
+  void send(int peer, int tag, const void* buffer, std::size_t size);
+  Request isend(int peer, int tag, const void* buffer, std::size_t size);
+  // source may be any_source and tag any_tag. A message larger than capacity is
+  // consumed and reported as Errc::truncated.
+  MessageInfo recv(int source, int tag, void* buffer, std::size_t capacity);
+  Request irecv(int source, int tag, void* buffer, std::size_t capacity);
+  // Non-blocking: describes a matching message without receiving it.
+  std::optional<MessageInfo> probe(int source, int tag);
+
+  // --- progress --------------------------------------------------------------------
+  // Drives UCX once; true when something happened.
+  bool progress();
+  // A file descriptor that becomes readable when the worker has events.
+  int event_fd() const;
+  // Arms the event fd; false when events are pending (progress again first).
+  bool arm();
+  // Set by the runtime: called (once) when a region is registered that some
+  // peer cannot map, i.e. when remote operations may need this rank's progress.
+  void on_target_progress_needed(std::function<void()> hook);
+
+  // Blocks in MPI_Ibarrier on comm while driving UCX progress, so peers that
+  // wait on this rank's progress are never starved by a blocking collective.
+  void barrier();
+
+ private:
+  friend class Request;
+  std::uint64_t atomic_fetch_raw(AtomicOp op, int peer, const MemoryRegion& region,
+                                 std::size_t offset, std::size_t width, std::uint64_t operand,
+                                 std::uint64_t compare);
+  void atomic_post_raw(AtomicOp op, int peer, const MemoryRegion& region, std::size_t offset,
+                       std::size_t width, std::uint64_t operand);
+
+  struct Impl;
+  int rank_ = no_rank;
+  int size_ = 0;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mpidsm

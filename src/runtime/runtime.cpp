@@ -1,0 +1,160 @@
+// Runtime creation over a communicator: checks MPI, reads the configuration,
+// agrees on a runtime id, brings up the transport and, when needed, the
+// progress thread.
+#include "mpidsm/runtime.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "../transport/mpi_exchange.hpp"
+#include "progress_thread.hpp"
+
+extern char** environ;
+
+namespace mpidsm {
+namespace {
+
+// Next runtime id this process would propose; ids are agreed with MPI_MAX so
+// every rank of a communicator stamps the same id into its tags.
+std::atomic<unsigned> next_runtime_id{1};
+
+void require_mpi(MPI_Comm comm) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized)
+    throw Error(Errc::mpi, no_rank,
+                std::string("MPI is ") + (finalized ? "already finalized" : "not initialized") +
+                    ": create mpidsm::Runtime between MPI_Init and MPI_Finalize");
+  if (comm == MPI_COMM_NULL)
+    throw Error(Errc::invalid_argument, no_rank, "Runtime: communicator is MPI_COMM_NULL");
+}
+
+// Reads the configuration on every rank and fails on all of them together
+// when any rank's environment is bad.
+Config agreed_config(MPI_Comm comm, int rank) {
+  Config config;
+  std::optional<Error> failure;
+  try {
+    config = Config::from_environment();
+  } catch (const Error& e) {
+    failure.emplace(e.code(), rank, e.message());
+  }
+  detail::throw_if_any_failed(comm, rank, failure, "reading the MPIDSM_* configuration");
+  return config;
+}
+
+std::uint16_t agree_runtime_id(MPI_Comm comm, int rank) {
+  unsigned proposal = next_runtime_id.load();
+  unsigned agreed = 0;
+  detail::check_mpi(rank, "MPI_Allreduce",
+                    MPI_Allreduce(&proposal, &agreed, 1, MPI_UNSIGNED, MPI_MAX, comm));
+  next_runtime_id.store(agreed + 1);
+  // Runtimes have separate UCX workers, so a wrapped id cannot cross-match;
+  // the id only keeps tags self-describing.
+  return static_cast<std::uint16_t>(agreed);
+}
+
+}  // namespace
+
+struct Runtime::State {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = no_rank;
+  int size = 0;
+  std::uint16_t id = 0;
+  Config config;
+  std::unique_ptr<Transport> transport;
+  std::unique_ptr<detail::ProgressThread> progress;
+
+  ~State() {
+    progress.reset();  // the worker must outlive the thread that drives it
+    transport.reset();
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm);
+  }
+
+  void start_progress_thread() {
+    if (!progress) progress = std::make_unique<detail::ProgressThread>(*transport);
+  }
+};
+
+Runtime::Runtime() noexcept = default;
+Runtime::Runtime(Runtime&&) noexcept = default;
+Runtime& Runtime::operator=(Runtime&& other) noexcept {
+  if (this != &other) {
+    if (state_) {
+      try {
+        finalize();
+      } catch (const Error& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+      }
+    }
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+Runtime::Runtime(MPI_Comm comm) {
+  require_mpi(comm);
+  auto state = std::make_unique<State>();
+  MPI_Comm_rank(comm, &state->rank);
+  MPI_Comm_size(comm, &state->size);
+  state->config = agreed_config(comm, state->rank);
+  detail::check_mpi(state->rank, "MPI_Comm_dup", MPI_Comm_dup(comm, &state->comm));
+  state->id = agree_runtime_id(state->comm, state->rank);
+
+  const ProgressMode mode = state->config.progress_thread;
+  TransportOptions options;
+  options.thread_safe = mode != ProgressMode::off;
+  options.rndv_threshold = state->config.rndv_threshold;
+  state->transport = std::make_unique<Transport>(state->comm, state->id, options);
+  if (mode == ProgressMode::on) state->start_progress_thread();
+  if (mode == ProgressMode::automatic) {
+    State* raw = state.get();
+    state->transport->on_target_progress_needed([raw] { raw->start_progress_thread(); });
+  }
+
+  if (state->rank == 0)
+    for (const auto& name : Config::unknown_variables(environ))
+      std::fprintf(stderr, "mpidsm: warning: unknown variable %s is ignored\n", name.c_str());
+  state_ = std::move(state);
+}
+
+Runtime::~Runtime() {
+  if (!state_) return;
+  try {
+    finalize();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  }
+}
+
+void Runtime::finalize() {
+  state();  // a finalize without a runtime is a usage error like any other call
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  std::unique_ptr<State> state = std::move(state_);
+  if (finalized)
+    throw Error(Errc::mpi, state->rank,
+                "Runtime finalized after MPI_Finalize: peers could not be waited for");
+}
+
+Runtime::State& Runtime::state() const {
+  if (!state_)
+    throw Error(Errc::not_initialized, no_rank,
+                "mpidsm runtime used before creation or after finalize");
+  return *state_;
+}
+
+int Runtime::rank() const { return state().rank; }
+int Runtime::size() const { return state().size; }
+MPI_Comm Runtime::comm() const { return state().comm; }
+std::uint16_t Runtime::id() const { return state().id; }
+const Config& Runtime::config() const { return state().config; }
+Transport& Runtime::transport() { return *state().transport; }
+bool Runtime::progress_thread_running() const { return state().progress != nullptr; }
+
+}  // namespace mpidsm

@@ -1,0 +1,72 @@
+#include "mpi_exchange.hpp"
+
+#include <climits>
+#include <string>
+
+#include "mpidsm/error.hpp"
+
+namespace mpidsm::detail {
+
+void check_mpi(int rank, const char* call, int rc) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(rc, text, &length);
+  throw Error(Errc::mpi, rank, std::string(call) + " failed: " + std::string(text, length));
+}
+
+std::vector<std::vector<std::byte>> allgather_blobs(MPI_Comm comm,
+                                                    std::span<const std::byte> mine) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (mine.size() > INT_MAX)
+    throw Error(Errc::invalid_argument, rank, "bootstrap blob of " +
+                                                  std::to_string(mine.size()) + " bytes too large");
+  int my_length = static_cast<int>(mine.size());
+  std::vector<int> lengths(size), displacements(size);
+  check_mpi(rank, "MPI_Allgather",
+            MPI_Allgather(&my_length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm));
+  long total = 0;
+  for (int r = 0; r < size; ++r) {
+    displacements[r] = static_cast<int>(total);
+    total += lengths[r];
+  }
+  if (total > INT_MAX)
+    throw Error(Errc::invalid_argument, rank, "bootstrap exchange of " + std::to_string(total) +
+                                                  " bytes exceeds MPI's int counts");
+  std::vector<std::byte> all(static_cast<std::size_t>(total));
+  check_mpi(rank, "MPI_Allgatherv",
+            MPI_Allgatherv(mine.data(), my_length, MPI_BYTE, all.data(), lengths.data(),
+                           displacements.data(), MPI_BYTE, comm));
+  std::vector<std::vector<std::byte>> blobs(size);
+  for (int r = 0; r < size; ++r)
+    blobs[r].assign(all.begin() + displacements[r], all.begin() + displacements[r] + lengths[r]);
+  return blobs;
+}
+
+namespace {
+
+// The lowest rank whose `ok` is false, or -1 when all are true.
+int first_failed_rank(MPI_Comm comm, bool ok) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  int mine = ok ? INT_MAX : rank;
+  int lowest = INT_MAX;
+  check_mpi(rank, "MPI_Allreduce", MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm));
+  return lowest == INT_MAX ? -1 : lowest;
+}
+
+}  // namespace
+
+void throw_if_any_failed(MPI_Comm comm, int rank, const std::optional<Error>& local,
+                         const std::string& operation) {
+  int failed = first_failed_rank(comm, !local.has_value());
+  if (failed < 0) return;
+  int code = local ? static_cast<int>(local->code()) : 0;
+  check_mpi(rank, "MPI_Bcast", MPI_Bcast(&code, 1, MPI_INT, failed, comm));
+  if (local) throw *local;
+  throw Error(static_cast<Errc>(code), rank, operation + " failed on rank " + std::to_string(failed));
+}
+
+}  // namespace mpidsm::detail

@@ -1,0 +1,30 @@
+// MPI collectives the transport uses to bootstrap: exchanging variable-size
+// blobs (worker addresses, packed rkeys) and agreeing on success so that a
+// failure on one rank unwinds every rank instead of hanging the others.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mpidsm/error.hpp"
+
+namespace mpidsm::detail {
+
+// Every rank contributes `mine`; returns all contributions indexed by rank.
+std::vector<std::vector<std::byte>> allgather_blobs(MPI_Comm comm, std::span<const std::byte> mine);
+
+// Collective agreement on a step that may fail locally: when any rank holds a
+// `local` error, every rank throws, the failing ranks their own error, the
+// others one with the same code saying "<operation> failed on rank N".
+void throw_if_any_failed(MPI_Comm comm, int rank, const std::optional<Error>& local,
+                         const std::string& operation);
+
+// Throws Error(Errc::mpi) naming the MPI call when rc is not MPI_SUCCESS.
+void check_mpi(int rank, const char* call, int rc);
+
+}  // namespace mpidsm::detail

@@ -1,0 +1,90 @@
+// Completion handles for non-blocking sends, receives, puts and gets.
+#include <ucp/api/ucp.h>
+
+#include <utility>
+
+#include "tag_codec.hpp"
+#include "transport_impl.hpp"
+
+namespace mpidsm {
+
+Request::Request(Transport* transport, void* handle, Kind kind, const char* what, int peer,
+                 std::size_t capacity)
+    : transport_(transport), handle_(handle), kind_(kind), what_(what), peer_(peer),
+      capacity_(capacity) {
+  if (handle_ && UCS_PTR_IS_ERR(handle_)) {
+    ucs_status_t status = UCS_PTR_STATUS(handle_);
+    handle_ = nullptr;
+    detail::throw_ucx(transport_->rank(), what_, peer_, status);
+  }
+}
+
+Request::Request(Request&& other) noexcept { *this = std::move(other); }
+
+Request& Request::operator=(Request&& other) noexcept {
+  if (this != &other) {
+    release();
+    transport_ = std::exchange(other.transport_, nullptr);
+    handle_ = std::exchange(other.handle_, nullptr);
+    kind_ = other.kind_;
+    what_ = other.what_;
+    peer_ = other.peer_;
+    capacity_ = other.capacity_;
+    message_ = other.message_;
+  }
+  return *this;
+}
+
+Request::~Request() { release(); }
+
+void Request::release() noexcept {
+  if (!handle_) return;
+  // The buffer may be freed right after us: never leave UCX writing into it.
+  try {
+    wait();
+  } catch (const Error&) {
+    // Completed with an error nobody asked for: nothing left to protect.
+  }
+}
+
+// Checks completion without progressing; on completion records the message
+// description, frees the UCX request and throws if it failed.
+bool Request::poll() {
+  if (!handle_) return true;
+  ucs_status_t status;
+  ucp_tag_recv_info_t info{};
+  if (kind_ == Kind::receive) {
+    status = ucp_tag_recv_request_test(handle_, &info);
+  } else {
+    status = ucp_request_check_status(handle_);
+  }
+  if (status == UCS_INPROGRESS) return false;
+  ucp_request_free(handle_);
+  handle_ = nullptr;
+  if (kind_ == Kind::receive) {
+    message_ = detail::TagCodec::describe(info.sender_tag, info.length);
+    if (status == UCS_ERR_MESSAGE_TRUNCATED)
+      throw Error(Errc::truncated, transport_->rank(),
+                  std::string("recv: message of ") + std::to_string(info.length) +
+                      " bytes with tag " + std::to_string(message_.tag) + " from rank " +
+                      std::to_string(message_.source) + " does not fit the buffer of " +
+                      std::to_string(capacity_) + " bytes");
+  }
+  detail::check_ucx(transport_->rank(), what_, peer_, status);
+  return true;
+}
+
+bool Request::test() {
+  if (!handle_) return true;
+  transport_->progress();
+  return poll();
+}
+
+void Request::wait() {
+  if (!handle_) return;
+  Transport::Impl& s = *transport_->impl_;
+  bool done = false;
+  s.progress_until([&] { return done = poll(); });
+}
+
+}  // namespace mpidsm

@@ -1,0 +1,70 @@
+// One-sided put and get through UCX, and flush for remote completion.
+#include <ucp/api/ucp.h>
+
+#include "transport_impl.hpp"
+
+namespace mpidsm {
+
+void Transport::put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
+                        std::size_t size) {
+  const auto& key = impl_->remote(dst, peer, offset, size, "put");
+  ucp_request_param_t param{};
+  impl_->detach(ucp_put_nbx(impl_->endpoints[peer], src, size, key.base + offset,
+                            static_cast<ucp_rkey_h>(key.rkey), &param),
+                "put", peer);
+}
+
+void Transport::get_nbi(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
+                        std::size_t size) {
+  const auto& key = impl_->remote(src, peer, offset, size, "get");
+  ucp_request_param_t param{};
+  impl_->detach(ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
+                            static_cast<ucp_rkey_h>(key.rkey), &param),
+                "get", peer);
+}
+
+Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset,
+                          const void* src, std::size_t size) {
+  const auto& key = impl_->remote(dst, peer, offset, size, "put");
+  ucp_request_param_t param{};
+  ucs_status_ptr_t request = ucp_put_nbx(impl_->endpoints[peer], src, size, key.base + offset,
+                                         static_cast<ucp_rkey_h>(key.rkey), &param);
+  return Request(this, request, Request::Kind::send_or_rma, "put", peer, 0);
+}
+
+Request Transport::get_nb(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
+                          std::size_t size) {
+  const auto& key = impl_->remote(src, peer, offset, size, "get");
+  ucp_request_param_t param{};
+  ucs_status_ptr_t request = ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
+                                         static_cast<ucp_rkey_h>(key.rkey), &param);
+  return Request(this, request, Request::Kind::send_or_rma, "get", peer, 0);
+}
+
+void Transport::put(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
+                    std::size_t size) {
+  put_nbi(peer, dst, offset, src, size);
+  flush(peer);
+}
+
+void Transport::get(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
+                    std::size_t size) {
+  const auto& key = impl_->remote(src, peer, offset, size, "get");
+  ucp_request_param_t param{};
+  impl_->wait(ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
+                          static_cast<ucp_rkey_h>(key.rkey), &param),
+              "get", peer);
+}
+
+void Transport::flush(int peer) {
+  impl_->check_peer(peer, "flush");
+  ucp_request_param_t param{};
+  impl_->wait(ucp_ep_flush_nbx(impl_->endpoints[peer], &param), "flush", peer);
+}
+
+void Transport::flush_all() {
+  ucp_request_param_t param{};
+  impl_->wait(ucp_worker_flush_nbx(impl_->worker, &param), "flush_all", no_rank);
+}
+
+}  // namespace mpidsm

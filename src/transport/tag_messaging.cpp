@@ -1,0 +1,81 @@
+// Tagged send/recv over UCX's tag matching (offloaded by NICs that support it).
+// Rendezvous for large messages is UCX's: see TransportOptions::rndv_threshold.
+#include <ucp/api/ucp.h>
+
+#include "tag_codec.hpp"
+#include "transport_impl.hpp"
+
+namespace mpidsm {
+namespace {
+
+void check_tag(int rank, int tag, bool wildcard_allowed, const char* operation) {
+  if ((tag >= 0 && tag <= max_tag) || (wildcard_allowed && tag == any_tag)) return;
+  throw Error(Errc::invalid_argument, rank,
+              std::string(operation) + ": tag " + std::to_string(tag) + " is outside 0.." +
+                  std::to_string(max_tag) + (wildcard_allowed ? " (or any_tag)" : ""));
+}
+
+void check_buffer(int rank, const void* buffer, std::size_t size, const char* operation) {
+  if (buffer == nullptr && size != 0)
+    throw Error(Errc::invalid_argument, rank,
+                std::string(operation) + ": buffer is null but size is " + std::to_string(size));
+}
+
+// The tag and mask a receive or probe matches with; wildcards clear their field.
+std::pair<ucp_tag_t, ucp_tag_t> match(std::uint16_t runtime_id, int source, int tag) {
+  bool any_src = source == any_source;
+  bool any_t = tag == any_tag;
+  ucp_tag_t value = detail::TagCodec::encode(runtime_id, any_src ? 0 : std::uint32_t(source),
+                                             any_t ? 0 : std::uint32_t(tag));
+  return {value, detail::TagCodec::mask(any_src, any_t)};
+}
+
+}  // namespace
+
+Request Transport::isend(int peer, int tag, const void* buffer, std::size_t size) {
+  impl_->check_peer(peer, "send");
+  check_tag(rank_, tag, false, "send");
+  check_buffer(rank_, buffer, size, "send");
+  ucp_request_param_t param{};
+  ucp_tag_t ucp_tag = detail::TagCodec::encode(impl_->runtime_id, static_cast<std::uint32_t>(rank_),
+                                               static_cast<std::uint32_t>(tag));
+  return Request(this, ucp_tag_send_nbx(impl_->endpoints[peer], buffer, size, ucp_tag, &param),
+                 Request::Kind::send_or_rma, "send", peer, 0);
+}
+
+void Transport::send(int peer, int tag, const void* buffer, std::size_t size) {
+  isend(peer, tag, buffer, size).wait();
+}
+
+Request Transport::irecv(int source, int tag, void* buffer, std::size_t capacity) {
+  if (source != any_source) impl_->check_peer(source, "recv");
+  check_tag(rank_, tag, true, "recv");
+  check_buffer(rank_, buffer, capacity, "recv");
+  auto [ucp_tag, mask] = match(impl_->runtime_id, source, tag);
+  // Always get a request back, even when a waiting message could complete the
+  // receive inside the call: the sender's tag and the length are then read
+  // from the request in one place for every path.
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  ucs_status_ptr_t handle = ucp_tag_recv_nbx(impl_->worker, buffer, capacity, ucp_tag, mask, &param);
+  Request request(this, handle, Request::Kind::receive, "recv", source, capacity);
+  return request;
+}
+
+MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capacity) {
+  Request request = irecv(source, tag, buffer, capacity);
+  request.wait();
+  return request.message();
+}
+
+std::optional<MessageInfo> Transport::probe(int source, int tag) {
+  if (source != any_source) impl_->check_peer(source, "probe");
+  check_tag(rank_, tag, true, "probe");
+  auto [ucp_tag, mask] = match(impl_->runtime_id, source, tag);
+  ucp_worker_progress(impl_->worker);
+  ucp_tag_recv_info_t info{};
+  if (!ucp_tag_probe_nb(impl_->worker, ucp_tag, mask, 0, &info)) return std::nullopt;
+  return detail::TagCodec::describe(info.sender_tag, info.length);
+}
+
+}  // namespace mpidsm

@@ -1,0 +1,193 @@
+// Transport lifetime: UCP context and worker, endpoint wire-up through MPI,
+// progress, and a shutdown that closes endpoints in step with the peers.
+#include <ucp/api/ucp.h>
+
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "mpi_exchange.hpp"
+#include "tag_codec.hpp"
+#include "transport_impl.hpp"
+
+namespace mpidsm {
+namespace {
+
+ucp_context_h create_context(int rank, int size, const TransportOptions& options) {
+  ucp_config_t* config = nullptr;
+  detail::check_ucx(rank, "ucp_config_read", no_rank, ucp_config_read(nullptr, nullptr, &config));
+  if (options.rndv_threshold != 0) {
+    ucs_status_t status =
+        ucp_config_modify(config, "RNDV_THRESH", std::to_string(options.rndv_threshold).c_str());
+    if (status != UCS_OK) {
+      ucp_config_release(config);
+      detail::throw_ucx(rank, "ucp_config_modify(RNDV_THRESH)", no_rank, status);
+    }
+  }
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_TAG_SENDER_MASK |
+                      UCP_PARAM_FIELD_ESTIMATED_NUM_EPS | UCP_PARAM_FIELD_NAME;
+  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_TAG |
+                    UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+  params.tag_sender_mask = detail::TagCodec::runtime_field | detail::TagCodec::rank_field;
+  params.estimated_num_eps = static_cast<std::size_t>(size);
+  params.name = "mpidsm";
+  ucp_context_h context = nullptr;
+  ucs_status_t status = ucp_init(&params, config, &context);
+  ucp_config_release(config);
+  detail::check_ucx(rank, "ucp_init", no_rank, status);
+  return context;
+}
+
+ucp_worker_h create_worker(int rank, ucp_context_h context, bool thread_safe) {
+  ucp_worker_params_t params{};
+  params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  params.thread_mode = thread_safe ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
+  ucp_worker_h worker = nullptr;
+  detail::check_ucx(rank, "ucp_worker_create", no_rank,
+                    ucp_worker_create(context, &params, &worker));
+  return worker;
+}
+
+std::vector<std::byte> worker_address(int rank, ucp_worker_h worker) {
+  ucp_address_t* address = nullptr;
+  std::size_t length = 0;
+  detail::check_ucx(rank, "ucp_worker_get_address", no_rank,
+                    ucp_worker_get_address(worker, &address, &length));
+  auto* bytes = reinterpret_cast<const std::byte*>(address);
+  std::vector<std::byte> copy(bytes, bytes + length);
+  ucp_worker_release_address(worker, address);
+  return copy;
+}
+
+}  // namespace
+
+Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_size(comm, &size_);
+  if (size_ > max_ranks)
+    throw Error(Errc::invalid_argument, rank_,
+                "communicator of " + std::to_string(size_) + " ranks exceeds the limit of " +
+                    std::to_string(max_ranks));
+  Impl& s = *impl_;
+  s.comm = comm;
+  s.rank = rank_;
+  s.size = size_;
+  s.runtime_id = runtime_id;
+
+  // Success is agreed collectively so a failure on one rank unwinds all ranks
+  // rather than leaving them blocked in the address exchange.
+  std::optional<Error> failure;
+  try {
+    s.context = create_context(rank_, size_, options);
+    s.worker = create_worker(rank_, s.context, options.thread_safe);
+    detail::check_ucx(rank_, "ucp_worker_get_efd", no_rank,
+                      ucp_worker_get_efd(s.worker, &s.event_fd));
+  } catch (const Error& e) {
+    failure = e;
+  }
+  try {
+    detail::throw_if_any_failed(comm, rank_, failure, "UCX start-up");
+  } catch (const Error&) {
+    s.release_local();
+    throw;
+  }
+
+  std::vector<std::byte> mine = worker_address(rank_, s.worker);
+  auto addresses = detail::allgather_blobs(comm, mine);
+  s.endpoints.assign(size_, nullptr);
+  for (int peer = 0; peer < size_; ++peer) {
+    ucp_ep_params_t params{};
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    params.address = reinterpret_cast<const ucp_address_t*>(addresses[peer].data());
+    detail::check_ucx(rank_, "ucp_ep_create", peer,
+                      ucp_ep_create(s.worker, &params, &s.endpoints[peer]));
+  }
+}
+
+Transport::~Transport() {
+  if (!impl_) return;
+  Impl& s = *impl_;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  // After MPI_Finalize no peer can be waited for: release local resources only.
+  bool collective = !finalized && s.worker != nullptr && !s.endpoints.empty();
+  try {
+    if (collective) {
+      flush_all();
+      s.barrier();  // no peer touches our memory past this point
+    }
+    for (auto& region : s.regions) {
+      if (region.generation == 0) continue;
+      for (auto& key : region.peers)
+        if (key.rkey) ucp_rkey_destroy(static_cast<ucp_rkey_h>(key.rkey));
+      ucp_mem_unmap(s.context, static_cast<ucp_mem_h>(region.memh));
+      region.generation = 0;
+    }
+    std::vector<ucs_status_ptr_t> closing;
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = collective ? 0 : UCP_EP_CLOSE_FLAG_FORCE;
+    for (ucp_ep_h ep : s.endpoints) {
+      if (!ep) continue;
+      ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &param);
+      if (request && !UCS_PTR_IS_ERR(request)) closing.push_back(request);
+    }
+    s.progress_until([&] {
+      for (auto request : closing)
+        if (ucp_request_check_status(request) == UCS_INPROGRESS) return false;
+      return true;
+    });
+    for (auto request : closing) ucp_request_free(request);
+    // Peers may still need our progress to finish closing their endpoints to us.
+    if (collective) s.barrier();
+  } catch (const Error&) {
+    // A failing peer during shutdown leaves nothing to save; release what we hold.
+  }
+  s.release_local();
+}
+
+void Transport::Impl::release_local() noexcept {
+  if (worker) ucp_worker_destroy(worker);
+  if (context) ucp_cleanup(context);
+  worker = nullptr;
+  context = nullptr;
+}
+
+bool Transport::progress() { return ucp_worker_progress(impl_->worker) != 0; }
+
+int Transport::event_fd() const { return impl_->event_fd; }
+
+bool Transport::arm() {
+  ucs_status_t status = ucp_worker_arm(impl_->worker);
+  if (status == UCS_ERR_BUSY) return false;
+  detail::check_ucx(rank_, "ucp_worker_arm", no_rank, status);
+  return true;
+}
+
+void Transport::on_target_progress_needed(std::function<void()> hook) {
+  impl_->target_progress_hook = std::move(hook);
+  if (impl_->target_progress_needed && impl_->target_progress_hook) impl_->target_progress_hook();
+}
+
+void Transport::Impl::announce_unmappable_peer() {
+  if (target_progress_needed) return;
+  target_progress_needed = true;
+  if (target_progress_hook) target_progress_hook();
+}
+
+void Transport::barrier() { impl_->barrier(); }
+
+void Transport::Impl::barrier() {
+  MPI_Request request;
+  detail::check_mpi(rank, "MPI_Ibarrier", MPI_Ibarrier(comm, &request));
+  int done = 0;
+  progress_until([&] {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  });
+}
+
+}  // namespace mpidsm

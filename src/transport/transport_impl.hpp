@@ -1,0 +1,95 @@
+// Private state of a Transport, shared by the files that implement its parts
+// (bootstrap, memory, RMA, atomics, tags, requests).
+#pragma once
+
+#include <sched.h>
+#include <ucp/api/ucp.h>
+
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mpidsm/transport.hpp"
+#include "ucx_status.hpp"
+
+namespace mpidsm {
+
+struct Transport::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = no_rank;
+  int size = 0;
+  std::uint16_t runtime_id = 0;
+  ucp_context_h context = nullptr;
+  ucp_worker_h worker = nullptr;
+  std::vector<ucp_ep_h> endpoints;  // indexed by rank, self included
+  int event_fd = -1;
+
+  // Stable addresses: MemoryRegion handles point into this deque.
+  std::deque<detail::RegionState> regions;
+  std::uint64_t next_generation = 1;
+
+  std::function<void()> target_progress_hook;
+  bool target_progress_needed = false;
+
+  // Drives the worker until done() holds. Yields the CPU after a run of idle
+  // polls: with more ranks than cores the rank we wait for needs this core.
+  template <class Done>
+  void progress_until(Done&& done) {
+    constexpr unsigned idle_polls_before_yield = 64;
+    unsigned idle = 0;
+    while (!done()) {
+      if (ucp_worker_progress(worker) != 0) {
+        idle = 0;
+      } else if (++idle == idle_polls_before_yield) {
+        sched_yield();
+        idle = 0;
+      }
+    }
+  }
+
+  // Waits for a UCX request returned by a *_nbx call (nullptr: completed at
+  // once), frees it, and throws with `operation` and `peer` if it failed.
+  void wait(ucs_status_ptr_t request, const char* operation, int peer) {
+    if (request == nullptr) return;
+    if (UCS_PTR_IS_ERR(request)) detail::throw_ucx(rank, operation, peer, UCS_PTR_STATUS(request));
+    ucs_status_t status;
+    progress_until([&] { return (status = ucp_request_check_status(request)) != UCS_INPROGRESS; });
+    ucp_request_free(request);
+    detail::check_ucx(rank, operation, peer, status);
+  }
+
+  // Releases a request whose completion is tracked by a later flush.
+  void detach(ucs_status_ptr_t request, const char* operation, int peer) {
+    if (request == nullptr) return;
+    if (UCS_PTR_IS_ERR(request)) detail::throw_ucx(rank, operation, peer, UCS_PTR_STATUS(request));
+    ucp_request_free(request);
+  }
+
+  void check_peer(int peer, const char* operation) const {
+    if (peer < 0 || peer >= size)
+      throw Error(Errc::invalid_rank, rank,
+                  std::string(operation) + ": rank " + std::to_string(peer) +
+                      " is outside the communicator of size " + std::to_string(size));
+  }
+
+  // Validates a region handle, a peer, and [offset, offset+length) inside the
+  // peer's part of the region; returns that peer's key.
+  const detail::RemoteKey& remote(const MemoryRegion& region, int peer, std::size_t offset,
+                                  std::size_t length, const char* operation) const;
+
+  // remote() plus the alignment an atomic on a `width`-byte word needs.
+  const detail::RemoteKey& atomic_target(const MemoryRegion& region, int peer, std::size_t offset,
+                                         std::size_t width, const char* operation) const;
+  // One UCX atomic with a reply (no argument checks).
+  std::uint64_t native_fetch(AtomicOp op, int peer, const detail::RemoteKey& key,
+                             std::size_t offset, std::size_t width, std::uint64_t operand,
+                             std::uint64_t compare);
+  MemoryRegion map_region(void* base, std::size_t length, bool allocate);
+  void barrier();
+  void announce_unmappable_peer();
+  // Destroys the worker and context without talking to peers.
+  void release_local() noexcept;
+};
+
+}  // namespace mpidsm
