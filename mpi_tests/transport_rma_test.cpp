@@ -1,0 +1,142 @@
+// Put and get of every size class to every peer, content verified, on memory
+// UCX allocated (shared-memory mappable) and on memory the application owns.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "mpi_test_support.hpp"
+#include "mpidsm/runtime.hpp"
+
+namespace mpidsm {
+namespace {
+
+using testing::first_mismatch;
+using testing::fill_pattern;
+
+constexpr std::size_t kMaxSize = 4u << 20;
+
+class TransportRma : public ::testing::TestWithParam<bool> {
+ protected:
+  static void SetUpTestSuite() { runtime_ = std::make_unique<Runtime>(MPI_COMM_WORLD); }
+  static void TearDownTestSuite() { runtime_.reset(); }
+
+  // Each rank owns one kMaxSize slot per writer in every peer's region.
+  void SetUp() override {
+    Transport& t = runtime_->transport();
+    std::size_t bytes = kMaxSize * t.size();
+    if (GetParam()) {
+      region_ = t.allocate(bytes);
+    } else {
+      owned_.assign(bytes, 0);
+      region_ = t.register_memory(owned_.data(), bytes);
+    }
+  }
+  void TearDown() override { runtime_->transport().deregister(region_); }
+
+  static std::unique_ptr<Runtime> runtime_;
+  MemoryRegion region_;
+  std::vector<std::uint8_t> owned_;
+};
+
+std::unique_ptr<Runtime> TransportRma::runtime_;
+
+TEST_P(TransportRma, PutEverySizeToEveryPeer) {
+  Transport& t = runtime_->transport();
+  const int me = t.rank(), n = t.size();
+  auto* local = static_cast<std::uint8_t*>(region_.local_base());
+  // One source per peer: a put_nbi source may only be reused after the flush.
+  std::vector<std::vector<std::uint8_t>> sources(n, std::vector<std::uint8_t>(kMaxSize));
+  for (std::size_t size : testing::size_classes(kMaxSize)) {
+    for (int peer = 0; peer < n; ++peer) {
+      fill_pattern(sources[peer].data(), me, peer, size);
+      t.put_nbi(peer, region_, kMaxSize * me, sources[peer].data(), size);
+    }
+    t.flush_all();
+    t.barrier();
+    for (int writer = 0; writer < n; ++writer)
+      ASSERT_EQ(first_mismatch(local + kMaxSize * writer, writer, me, size), size)
+          << "size " << size << " from rank " << writer;
+    t.barrier();  // nobody overwrites a slot before its owner checked it
+  }
+}
+
+TEST_P(TransportRma, GetEverySizeFromEveryPeer) {
+  Transport& t = runtime_->transport();
+  const int me = t.rank(), n = t.size();
+  auto* local = static_cast<std::uint8_t*>(region_.local_base());
+  std::vector<std::uint8_t> dest(kMaxSize);
+  for (std::size_t size : testing::size_classes(kMaxSize)) {
+    // Each rank publishes, in slot p, the bytes meant for reader p.
+    for (int reader = 0; reader < n; ++reader)
+      fill_pattern(local + kMaxSize * reader, me, reader, size);
+    t.barrier();
+    for (int peer = 0; peer < n; ++peer) {
+      std::fill(dest.begin(), dest.begin() + size, 0);
+      t.get(peer, region_, kMaxSize * me, dest.data(), size);
+      ASSERT_EQ(first_mismatch(dest.data(), peer, me, size), size)
+          << "size " << size << " from rank " << peer;
+    }
+    t.barrier();
+  }
+}
+
+TEST_P(TransportRma, NonBlockingRequestsComplete) {
+  Transport& t = runtime_->transport();
+  const int me = t.rank(), n = t.size();
+  constexpr std::size_t size = 64 << 10;
+  std::vector<std::vector<std::uint8_t>> sources(n, std::vector<std::uint8_t>(size));
+  std::vector<Request> puts;
+  for (int peer = 0; peer < n; ++peer) {
+    fill_pattern(sources[peer].data(), me, peer, size);
+    puts.push_back(t.put_nb(peer, region_, kMaxSize * me, sources[peer].data(), size));
+  }
+  for (auto& request : puts) request.wait();
+  t.flush_all();
+  t.barrier();
+  std::vector<std::vector<std::uint8_t>> got(n, std::vector<std::uint8_t>(size));
+  std::vector<Request> gets;
+  for (int peer = 0; peer < n; ++peer)
+    gets.push_back(t.get_nb(peer, region_, kMaxSize * peer, got[peer].data(), size));
+  for (auto& request : gets) {
+    while (!request.test()) {
+    }
+  }
+  // Rank `peer` holds, in slot `peer`, what it put to itself.
+  for (int peer = 0; peer < n; ++peer)
+    EXPECT_EQ(first_mismatch(got[peer].data(), peer, peer, size), size) << "rank " << peer;
+  t.barrier();
+}
+
+TEST_P(TransportRma, MappedPointerIsTheSameMemory) {
+  Transport& t = runtime_->transport();
+  const int me = t.rank(), n = t.size();
+  ASSERT_EQ(region_.mapped(me), region_.local_base());
+  for (int peer = 0; peer < n; ++peer) {
+    if (peer == me) continue;
+    // UCX maps only memory it allocated in shared memory, and never over tcp.
+    bool expect_mapped = GetParam() && !testing::tcp_only();
+    ASSERT_EQ(region_.mapped(peer) != nullptr, expect_mapped) << "rank " << peer;
+  }
+  constexpr std::size_t size = 4096;
+  for (int peer = 0; peer < n; ++peer)
+    if (auto* remote = static_cast<std::uint8_t*>(region_.mapped(peer)))
+      fill_pattern(remote + kMaxSize * me, me, peer, size);
+  t.barrier();
+  auto* local = static_cast<std::uint8_t*>(region_.local_base());
+  for (int writer = 0; writer < n; ++writer) {
+    if (region_.mapped(writer)) {
+      EXPECT_EQ(first_mismatch(local + kMaxSize * writer, writer, me, size), size)
+          << "direct store from rank " << writer;
+    }
+  }
+  t.barrier();
+}
+
+INSTANTIATE_TEST_SUITE_P(Memory, TransportRma, ::testing::Values(true, false),
+                         [](const auto& info) {
+                           return info.param ? "UcxAllocated" : "ApplicationOwned";
+                         });
+
+}  // namespace
+}  // namespace mpidsm

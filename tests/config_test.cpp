@@ -1,0 +1,85 @@
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "mpidsm/config.hpp"
+#include "mpidsm/error.hpp"
+
+namespace mpidsm {
+namespace {
+
+Config parse(const std::map<std::string, std::string>& env) {
+  return Config::parse([&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+}
+
+std::string config_error(const std::map<std::string, std::string>& env) {
+  try {
+    parse(env);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::config);
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Config, DefaultsWhenNothingIsSet) {
+  Config config = parse({});
+  EXPECT_EQ(config.progress_thread, ProgressMode::automatic);
+  EXPECT_EQ(config.rndv_threshold, 0u);
+}
+
+TEST(Config, ProgressThreadValues) {
+  EXPECT_EQ(parse({{"MPIDSM_PROGRESS_THREAD", "on"}}).progress_thread, ProgressMode::on);
+  EXPECT_EQ(parse({{"MPIDSM_PROGRESS_THREAD", "off"}}).progress_thread, ProgressMode::off);
+  EXPECT_EQ(parse({{"MPIDSM_PROGRESS_THREAD", "auto"}}).progress_thread, ProgressMode::automatic);
+  EXPECT_EQ(parse({{"MPIDSM_PROGRESS_THREAD", "1"}}).progress_thread, ProgressMode::on);
+}
+
+TEST(Config, BadValueNamesVariableValueAndWhatIsAllowed) {
+  std::string what = config_error({{"MPIDSM_PROGRESS_THREAD", "maybe"}});
+  EXPECT_NE(what.find("MPIDSM_PROGRESS_THREAD='maybe' is invalid"), std::string::npos) << what;
+  EXPECT_NE(what.find("auto, on, off"), std::string::npos) << what;
+}
+
+TEST(Config, RendezvousThresholdSizes) {
+  EXPECT_EQ(parse({{"MPIDSM_RNDV_THRESH", "auto"}}).rndv_threshold, 0u);
+  EXPECT_EQ(parse({{"MPIDSM_RNDV_THRESH", "8192"}}).rndv_threshold, 8192u);
+  EXPECT_EQ(parse({{"MPIDSM_RNDV_THRESH", "64K"}}).rndv_threshold, 65536u);
+  EXPECT_EQ(parse({{"MPIDSM_RNDV_THRESH", "2M"}}).rndv_threshold, 2u << 20);
+  EXPECT_NE(config_error({{"MPIDSM_RNDV_THRESH", "0"}}).find("above 0"), std::string::npos);
+  EXPECT_NE(config_error({{"MPIDSM_RNDV_THRESH", "-4"}}).find("MPIDSM_RNDV_THRESH='-4'"),
+            std::string::npos);
+  EXPECT_NE(config_error({{"MPIDSM_RNDV_THRESH", "12Q"}}).find("optional K, M or G suffix"),
+            std::string::npos);
+  EXPECT_NE(config_error({{"MPIDSM_RNDV_THRESH", "99999999999999999999"}}).find("invalid"),
+            std::string::npos);
+  EXPECT_NE(config_error({{"MPIDSM_RNDV_THRESH", "17179869184G"}}).find("fits in 64 bits"),
+            std::string::npos);
+}
+
+TEST(Config, DescribeListsEveryVariableWithItsEffectiveValue) {
+  Config config = parse({{"MPIDSM_PROGRESS_THREAD", "off"}, {"MPIDSM_RNDV_THRESH", "4K"}});
+  auto described = config.describe();
+  ASSERT_EQ(described.size(), Config::variables().size());
+  for (std::size_t i = 0; i < described.size(); ++i)
+    EXPECT_EQ(described[i].first, Config::variables()[i].name);
+  EXPECT_EQ(described[0].second, "off");
+  EXPECT_EQ(described[1].second, "4096");
+}
+
+TEST(Config, UnknownVariablesAreFound) {
+  char known[] = "MPIDSM_PROGRESS_THREAD=on";
+  char typo[] = "MPIDSM_PROGRES_THREAD=on";
+  char other[] = "PATH=/bin";
+  char* env[] = {known, typo, other, nullptr};
+  auto unknown = Config::unknown_variables(env);
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_EQ(unknown[0], "MPIDSM_PROGRES_THREAD");
+}
+
+}  // namespace
+}  // namespace mpidsm
