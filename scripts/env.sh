@@ -1,0 +1,9 @@
+# Sourced by the scripts: build directory and the mpirun settings this
+# project's machines need (root in CI, no RDMA device, 2 cores).
+MPIDSM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$MPIDSM_ROOT/build}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI's own traffic over shared memory/tcp: its UCX PML refuses to start
+# without InfiniBand and would only print warnings.
+export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1} OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader,tcp}
+MPIRUN=(mpirun --oversubscribe)

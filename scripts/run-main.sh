@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The main job: install what is missing, build, describe the machine, and run
+# the flagship example with 2 ranks.
+set -euo pipefail
+here=$(dirname "${BASH_SOURCE[0]}")
+bash "$here/install-deps.sh"
+bash "$here/build.sh"
+source "$here/env.sh"
+"$BUILD_DIR/src/tools/mpidsm_info"
+echo
+"${MPIRUN[@]}" -np 2 "$BUILD_DIR/examples/transport_exchange"
