@@ -61,6 +61,16 @@ TEST(Config, RendezvousThresholdSizes) {
             std::string::npos);
 }
 
+TEST(Config, HeapSizeAndDirectAccess) {
+  EXPECT_EQ(parse({}).heap_size, std::size_t{128} << 20);
+  EXPECT_EQ(parse({{"MPIDSM_HEAP_SIZE", "1G"}}).heap_size, std::size_t{1} << 30);
+  EXPECT_NE(config_error({{"MPIDSM_HEAP_SIZE", "100"}}).find("at least 4K"), std::string::npos);
+  EXPECT_TRUE(parse({}).direct_access);
+  EXPECT_FALSE(parse({{"MPIDSM_DIRECT_ACCESS", "off"}}).direct_access);
+  EXPECT_NE(config_error({{"MPIDSM_DIRECT_ACCESS", "never"}}).find("MPIDSM_DIRECT_ACCESS='never'"),
+            std::string::npos);
+}
+
 TEST(Config, DescribeListsEveryVariableWithItsEffectiveValue) {
   Config config = parse({{"MPIDSM_PROGRESS_THREAD", "off"}, {"MPIDSM_RNDV_THRESH", "4K"}});
   auto described = config.describe();

@@ -30,6 +30,11 @@ struct Config {
   ProgressMode progress_thread = ProgressMode::automatic;
   // Message size from which UCX switches tagged sends to rendezvous; 0 lets UCX decide.
   std::size_t rndv_threshold = 0;
+  // Bytes of symmetric heap per rank (the PGAS face allocates from it).
+  std::size_t heap_size = std::size_t{128} << 20;
+  // Use loads, stores and CPU atomics on peers' memory that UCX can map.
+  // Off forces every one-sided operation through UCX (for comparison or debugging).
+  bool direct_access = true;
 
   // Reads the environment. Throws Error(Errc::config) on a bad value.
   static Config from_environment();

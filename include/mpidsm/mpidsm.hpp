@@ -3,6 +3,7 @@
 
 #include "mpidsm/config.hpp"
 #include "mpidsm/error.hpp"
+#include "mpidsm/pgas.hpp"
 #include "mpidsm/runtime.hpp"
 #include "mpidsm/transport.hpp"
 #include "mpidsm/version.hpp"

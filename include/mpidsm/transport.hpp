@@ -184,6 +184,9 @@ class Transport {
   void get(int peer, const MemoryRegion& src, std::size_t offset, void* dst, std::size_t size);
   void flush(int peer);
   void flush_all();
+  // Orders: operations issued after the fence reach each target after those
+  // issued before it (ucp_worker_fence); no completion is waited for.
+  void fence();
 
   // --- atomics on 32- and 64-bit words (offset aligned to the word size) --------
   // Returns the previous value. compare is used by compare_swap only.

@@ -14,6 +14,8 @@ namespace {
 
 constexpr const char* kProgressThread = "MPIDSM_PROGRESS_THREAD";
 constexpr const char* kRndvThresh = "MPIDSM_RNDV_THRESH";
+constexpr const char* kHeapSize = "MPIDSM_HEAP_SIZE";
+constexpr const char* kDirectAccess = "MPIDSM_DIRECT_ACCESS";
 
 constexpr std::array kVariables{
     ConfigVariable{kProgressThread, "auto",
@@ -23,6 +25,12 @@ constexpr std::array kVariables{
     ConfigVariable{kRndvThresh, "auto",
                    "auto|<size>: tagged messages of at least this many bytes use UCX's "
                    "rendezvous protocol (sets UCX's RNDV_THRESH for mpidsm's context only)"},
+    ConfigVariable{kHeapSize, "128M",
+                   "<size>: symmetric heap per rank for PGAS allocations (shared memory "
+                   "allocated by UCX, so same-node peers reach it by load/store)"},
+    ConfigVariable{kDirectAccess, "auto",
+                   "auto|off: put/get/atomics on same-node peers as plain loads, stores and CPU "
+                   "atomics; off sends every one-sided operation through UCX"},
 };
 
 [[noreturn]] void bad_value(const char* variable, const std::string& value, const char* allowed) {
@@ -74,6 +82,16 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
     config.rndv_threshold = parse_size(kRndvThresh, v);
     if (config.rndv_threshold == 0) bad_value(kRndvThresh, v, "'auto' or a size above 0");
   }
+  if (const char* v = lookup(kHeapSize)) {
+    config.heap_size = parse_size(kHeapSize, v);
+    if (config.heap_size < 4096) bad_value(kHeapSize, v, "a size of at least 4K");
+  }
+  if (const char* v = lookup(kDirectAccess)) {
+    std::string text(v);
+    if (text == "auto" || text == "on") config.direct_access = true;
+    else if (text == "off") config.direct_access = false;
+    else bad_value(kDirectAccess, text, "one of auto, off");
+  }
   return config;
 }
 
@@ -85,6 +103,8 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
   return {
       {kProgressThread, to_string(progress_thread)},
       {kRndvThresh, rndv_threshold == 0 ? "auto" : std::to_string(rndv_threshold)},
+      {kHeapSize, std::to_string(heap_size)},
+      {kDirectAccess, direct_access ? "auto" : "off"},
   };
 }
 

@@ -67,4 +67,8 @@ void Transport::flush_all() {
   impl_->wait(ucp_worker_flush_nbx(impl_->worker, &param), "flush_all", no_rank);
 }
 
+void Transport::fence() {
+  detail::check_ucx(rank_, "ucp_worker_fence", no_rank, ucp_worker_fence(impl_->worker));
+}
+
 }  // namespace mpidsm

@@ -1,0 +1,329 @@
+// The PGAS face: a symmetric heap per runtime, global pointers, one-sided
+// put/get (blocking, non-blocking with a handle, implicit non-blocking,
+// strided), atomics, put-with-signal, wait_until, fence, quiet and barrier —
+// the model of OpenSHMEM, over one MPI communicator.
+//
+// Completion rules:
+//   put, iput            return when the source may be reused (local completion)
+//   get, iget            return when the data has arrived
+//   put_nb / get_nb      return a Request; its completion is local completion
+//   put_nbi / get_nbi    completed by quiet(): then the source may be reused,
+//                        the put is visible at the target and the get arrived
+//   fence()              operations to one target issued before the fence are
+//                        delivered before those issued after it
+//   quiet()              every operation issued so far is complete at its target
+//   barrier()            quiet() on every rank, then all ranks synchronise
+//   put_signal           the data is visible at the target before the signal changes
+// Same-node peers are reached with loads, stores and CPU atomics (the heap is
+// shared memory UCX allocated), others through UCX; both follow these rules.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "mpidsm/error.hpp"
+#include "mpidsm/runtime.hpp"
+#include "mpidsm/transport.hpp"
+
+namespace mpidsm {
+
+class Pgas;
+
+namespace detail {
+
+// One collective allocation. Records are kept (and reused) by the Pgas, so a
+// global pointer can always ask whether its allocation is still alive.
+struct Allocation {
+  std::size_t offset = 0;      // in the symmetric heap
+  std::size_t bytes = 0;       // as requested
+  std::uint64_t generation = 0;  // 0 once freed
+};
+
+// A global address: an allocation, its generation when the pointer was made,
+// a rank and a byte offset inside the allocation.
+struct GlobalAddress {
+  const Allocation* allocation = nullptr;
+  std::uint64_t generation = 0;
+  int rank = no_rank;
+  std::size_t byte = 0;
+};
+
+}  // namespace detail
+
+// Points at an element of a symmetric allocation on one rank. Arithmetic is
+// free; bounds, rank and liveness are checked when the pointer is used.
+template <class T>
+class global_ptr {
+ public:
+  global_ptr() = default;
+  int rank() const noexcept { return address_.rank; }
+  // Element index from the allocation's start.
+  std::ptrdiff_t index() const noexcept {
+    return static_cast<std::ptrdiff_t>(address_.byte) / static_cast<std::ptrdiff_t>(sizeof(T));
+  }
+  global_ptr operator+(std::ptrdiff_t n) const {
+    global_ptr p = *this;
+    p.address_.byte += static_cast<std::size_t>(n * static_cast<std::ptrdiff_t>(sizeof(T)));
+    return p;
+  }
+  global_ptr operator-(std::ptrdiff_t n) const { return *this + (-n); }
+  // The same element on another rank.
+  global_ptr on(int rank) const {
+    global_ptr p = *this;
+    p.address_.rank = rank;
+    return p;
+  }
+  // The same bytes viewed as U (like reinterpret_cast; alignment is checked at use).
+  template <class U>
+  global_ptr<U> as() const {
+    return global_ptr<U>(address_);
+  }
+  const detail::GlobalAddress& address() const noexcept { return address_; }
+
+ private:
+  friend class Pgas;
+  template <class U>
+  friend class global_ptr;
+  template <class U>
+  friend class SymmetricArray;
+  explicit global_ptr(const detail::GlobalAddress& address) : address_(address) {}
+  detail::GlobalAddress address_{};
+};
+
+// The local view and the global pointers of one collective allocation.
+template <class T>
+class SymmetricArray {
+ public:
+  SymmetricArray() = default;
+  std::size_t size() const noexcept { return count_; }
+  // This rank's elements.
+  T* local() const noexcept { return local_; }
+  T& operator[](std::size_t i) const noexcept { return local_[i]; }
+  // Element i on `rank` (i may equal size(): a one-past-the-end pointer).
+  global_ptr<T> at(int rank, std::size_t i = 0) const {
+    return global_ptr<T>(detail::GlobalAddress{allocation_, generation_, rank, i * sizeof(T)});
+  }
+
+ private:
+  friend class Pgas;
+  T* local_ = nullptr;
+  std::size_t count_ = 0;
+  const detail::Allocation* allocation_ = nullptr;
+  std::uint64_t generation_ = 0;
+};
+
+enum class Compare { eq, ne, gt, ge, lt, le };
+enum class SignalOp { set, add };
+
+class Pgas {
+ public:
+  // Collective over the runtime's communicator: allocates the symmetric heap
+  // (MPIDSM_HEAP_SIZE bytes per rank). The runtime must outlive the Pgas.
+  explicit Pgas(Runtime& runtime);
+  ~Pgas();  // collective
+  Pgas(const Pgas&) = delete;
+  Pgas& operator=(const Pgas&) = delete;
+
+  int rank() const noexcept { return rank_; }
+  int size() const noexcept { return size_; }
+  std::size_t heap_capacity() const;
+  std::size_t heap_used() const;
+
+  // --- allocation (collective; every rank must pass the same count) -----------
+  template <class T>
+  SymmetricArray<T> allocate(std::size_t count) {
+    static_assert(std::is_trivially_copyable_v<T>, "symmetric data must be trivially copyable");
+    static_assert(alignof(T) <= 64, "symmetric allocations are aligned to 64 bytes");
+    if (count > ~std::size_t{0} / sizeof(T))
+      throw Error(Errc::out_of_range, rank_,
+                  "allocate: " + std::to_string(count) + " elements of " +
+                      std::to_string(sizeof(T)) + " bytes overflow the address space");
+    SymmetricArray<T> array;
+    array.allocation_ = allocate_bytes(count * sizeof(T), array.generation_);
+    array.local_ = static_cast<T*>(local_address(*array.allocation_));
+    array.count_ = count;
+    return array;
+  }
+  template <class T>
+  void free(SymmetricArray<T>& array) {
+    free_bytes(array.allocation_, array.generation_);
+    array = SymmetricArray<T>();
+  }
+
+  // --- put and get -------------------------------------------------------------
+  template <class T>
+  void put(global_ptr<T> dst, const T* src, std::size_t count) {
+    put_bytes(dst.address(), src, count * sizeof(T), Completion::local);
+  }
+  template <class T>
+  void get(T* dst, global_ptr<T> src, std::size_t count) {
+    get_bytes(dst, src.address(), count * sizeof(T), Completion::local);
+  }
+  template <class T>
+  void put_nbi(global_ptr<T> dst, const T* src, std::size_t count) {
+    put_bytes(dst.address(), src, count * sizeof(T), Completion::at_quiet);
+  }
+  template <class T>
+  void get_nbi(T* dst, global_ptr<T> src, std::size_t count) {
+    get_bytes(dst, src.address(), count * sizeof(T), Completion::at_quiet);
+  }
+  template <class T>
+  Request put_nb(global_ptr<T> dst, const T* src, std::size_t count) {
+    return put_request(dst.address(), src, count * sizeof(T));
+  }
+  template <class T>
+  Request get_nb(T* dst, global_ptr<T> src, std::size_t count) {
+    return get_request(dst, src.address(), count * sizeof(T));
+  }
+  // Strided: blocks of `block` elements, `blocks` of them; block i starts at
+  // element i*dst_stride of dst and i*src_stride of src (OpenSHMEM's ibput/ibget).
+  template <class T>
+  void iput(global_ptr<T> dst, const T* src, std::ptrdiff_t dst_stride, std::ptrdiff_t src_stride,
+            std::size_t block, std::size_t blocks) {
+    strided(true, dst.address(), const_cast<T*>(src), sizeof(T), dst_stride, src_stride, block,
+            blocks);
+  }
+  template <class T>
+  void iget(T* dst, global_ptr<T> src, std::ptrdiff_t dst_stride, std::ptrdiff_t src_stride,
+            std::size_t block, std::size_t blocks) {
+    strided(false, src.address(), dst, sizeof(T), src_stride, dst_stride, block, blocks);
+  }
+
+  void fence();
+  void quiet();
+  void barrier();
+
+  // --- atomics on 32- and 64-bit integers -------------------------------------
+  template <AtomicWord T>
+  T atomic_fetch(global_ptr<T> p) { return fetch_op(AtomicOp::add, p, T(0)); }
+  template <AtomicWord T>
+  void atomic_set(global_ptr<T> p, T value) { fetch_op(AtomicOp::swap, p, value); }
+  template <AtomicWord T>
+  T atomic_swap(global_ptr<T> p, T value) { return fetch_op(AtomicOp::swap, p, value); }
+  // Returns the old value; stores desired only if the old value equals expected.
+  template <AtomicWord T>
+  T atomic_compare_swap(global_ptr<T> p, T expected, T desired) {
+    return static_cast<T>(atomic_bytes(AtomicOp::compare_swap, p.address(), sizeof(T),
+                                       static_cast<std::uint64_t>(desired),
+                                       static_cast<std::uint64_t>(expected), true));
+  }
+  template <AtomicWord T>
+  T atomic_fetch_add(global_ptr<T> p, T value) { return fetch_op(AtomicOp::add, p, value); }
+  template <AtomicWord T>
+  T atomic_fetch_inc(global_ptr<T> p) { return fetch_op(AtomicOp::add, p, T(1)); }
+  template <AtomicWord T>
+  T atomic_fetch_and(global_ptr<T> p, T value) { return fetch_op(AtomicOp::bit_and, p, value); }
+  template <AtomicWord T>
+  T atomic_fetch_or(global_ptr<T> p, T value) { return fetch_op(AtomicOp::bit_or, p, value); }
+  template <AtomicWord T>
+  T atomic_fetch_xor(global_ptr<T> p, T value) { return fetch_op(AtomicOp::bit_xor, p, value); }
+  // Non-fetching: complete at the next quiet.
+  template <AtomicWord T>
+  void atomic_add(global_ptr<T> p, T value) { post_op(AtomicOp::add, p, value); }
+  template <AtomicWord T>
+  void atomic_inc(global_ptr<T> p) { post_op(AtomicOp::add, p, T(1)); }
+  template <AtomicWord T>
+  void atomic_and(global_ptr<T> p, T value) { post_op(AtomicOp::bit_and, p, value); }
+  template <AtomicWord T>
+  void atomic_or(global_ptr<T> p, T value) { post_op(AtomicOp::bit_or, p, value); }
+  template <AtomicWord T>
+  void atomic_xor(global_ptr<T> p, T value) { post_op(AtomicOp::bit_xor, p, value); }
+
+  // --- signals -------------------------------------------------------------------
+  // Puts count elements, then sets or adds to the signal word on the same rank;
+  // the data is visible there before the signal changes. Local completion.
+  template <class T>
+  void put_signal(global_ptr<T> dst, const T* src, std::size_t count,
+                  global_ptr<std::uint64_t> signal, std::uint64_t value, SignalOp op) {
+    put_signal_bytes(dst.address(), src, count * sizeof(T), signal.address(), value, op);
+  }
+  // Waits until *word (a symmetric word of this rank) compares true with value.
+  template <AtomicWord T>
+  T wait_until(const T* word, Compare cmp, T value) {
+    check_symmetric(word, sizeof(T), "wait_until");
+    T seen;
+    wait_local([&] { return compare(seen = load_acquire(word), cmp, value); });
+    return seen;
+  }
+  template <AtomicWord T>
+  bool test(const T* word, Compare cmp, T value) {
+    check_symmetric(word, sizeof(T), "test");
+    progress();
+    return compare(load_acquire(word), cmp, value);
+  }
+
+  // Whether `rank`'s heap is reached with loads and stores from here.
+  bool direct(int rank) const;
+
+ private:
+  enum class Completion { local, at_quiet };
+
+  template <AtomicWord T>
+  T fetch_op(AtomicOp op, global_ptr<T> p, T value) {
+    return static_cast<T>(
+        atomic_bytes(op, p.address(), sizeof(T), static_cast<std::uint64_t>(value), 0, true));
+  }
+  template <AtomicWord T>
+  void post_op(AtomicOp op, global_ptr<T> p, T value) {
+    atomic_bytes(op, p.address(), sizeof(T), static_cast<std::uint64_t>(value), 0, false);
+  }
+  template <class T>
+  static T load_acquire(const T* word) {
+    return std::atomic_ref<T>(*const_cast<T*>(word)).load(std::memory_order_acquire);
+  }
+  template <class T>
+  static bool compare(T a, Compare cmp, T b) {
+    switch (cmp) {
+      case Compare::eq: return a == b;
+      case Compare::ne: return a != b;
+      case Compare::gt: return a > b;
+      case Compare::ge: return a >= b;
+      case Compare::lt: return a < b;
+      case Compare::le: return a <= b;
+    }
+    return false;
+  }
+  template <class Done>
+  void wait_local(Done&& done) {
+    unsigned idle = 0;
+    while (!done()) {
+      if (!progress() && ++idle == 64) {
+        yield();
+        idle = 0;
+      }
+    }
+  }
+
+  const detail::Allocation* allocate_bytes(std::size_t bytes, std::uint64_t& generation);
+  void free_bytes(const detail::Allocation* allocation, std::uint64_t generation);
+  void* local_address(const detail::Allocation& allocation) const;
+  void put_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
+                 Completion completion);
+  void get_bytes(void* dst, const detail::GlobalAddress& src, std::size_t bytes,
+                 Completion completion);
+  Request put_request(const detail::GlobalAddress& dst, const void* src, std::size_t bytes);
+  Request get_request(void* dst, const detail::GlobalAddress& src, std::size_t bytes);
+  void strided(bool is_put, const detail::GlobalAddress& remote, void* local,
+               std::size_t element, std::ptrdiff_t remote_stride, std::ptrdiff_t local_stride,
+               std::size_t block, std::size_t blocks);
+  std::uint64_t atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, std::size_t width,
+                             std::uint64_t operand, std::uint64_t compare, bool fetch);
+  void put_signal_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
+                        const detail::GlobalAddress& signal, std::uint64_t value, SignalOp op);
+  void check_symmetric(const void* word, std::size_t width, const char* operation) const;
+  bool progress();
+  static void yield();
+
+  struct State;
+  int rank_ = no_rank;
+  int size_ = 0;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace mpidsm

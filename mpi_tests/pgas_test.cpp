@@ -1,0 +1,280 @@
+// The PGAS face: symmetric allocation, put/get in every form and size class
+// to every peer, strided transfers, atomics, signals, and its error cases.
+// Registered three times: shared memory with the load/store path, shared
+// memory through UCX (MPIDSM_DIRECT_ACCESS=off), and tcp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+#include <vector>
+
+#include "mpi_test_support.hpp"
+#include "mpidsm/pgas.hpp"
+
+namespace mpidsm {
+namespace {
+
+using testing::fill_pattern;
+using testing::first_mismatch;
+
+constexpr std::size_t kMaxSize = 4u << 20;
+
+class PgasTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    runtime_ = std::make_unique<Runtime>(MPI_COMM_WORLD);
+    pgas_ = std::make_unique<Pgas>(*runtime_);
+  }
+  static void TearDownTestSuite() {
+    pgas_.reset();
+    runtime_.reset();
+  }
+  static std::unique_ptr<Runtime> runtime_;
+  static std::unique_ptr<Pgas> pgas_;
+};
+std::unique_ptr<Runtime> PgasTest::runtime_;
+std::unique_ptr<Pgas> PgasTest::pgas_;
+
+TEST_F(PgasTest, PathMatchesConfiguration) {
+  Pgas& p = *pgas_;
+  const bool expect_direct = runtime_->config().direct_access && !testing::tcp_only();
+  for (int r = 0; r < p.size(); ++r) {
+    EXPECT_EQ(p.direct(r), expect_direct || (r == p.rank() && runtime_->config().direct_access))
+        << "rank " << r;
+  }
+}
+
+TEST_F(PgasTest, AllocationIsSymmetricAndAccounted) {
+  Pgas& p = *pgas_;
+  const std::size_t before = p.heap_used();
+  auto a = p.allocate<double>(1000);
+  auto b = p.allocate<char>(1);
+  EXPECT_EQ(a.size(), 1000u);
+  EXPECT_GE(p.heap_used(), before + 1000 * sizeof(double) + 1);
+  EXPECT_EQ(p.heap_capacity(), runtime_->config().heap_size);
+  // Same offset everywhere: rank r's pointer to element i is element i on r.
+  long offset = reinterpret_cast<char*>(b.local()) - reinterpret_cast<char*>(a.local());
+  long low = 0, high = 0;
+  MPI_Allreduce(&offset, &low, 1, MPI_LONG, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&offset, &high, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(low, high);
+  p.free(b);
+  p.free(a);
+  EXPECT_EQ(p.heap_used(), before);
+}
+
+TEST_F(PgasTest, BlockingPutAndGetEverySizeEveryPeer) {
+  Pgas& p = *pgas_;
+  const int me = p.rank(), n = p.size();
+  auto heap = p.allocate<std::uint8_t>(kMaxSize * n);
+  std::vector<std::uint8_t> buffer(kMaxSize);
+  for (std::size_t size : testing::size_classes(kMaxSize)) {
+    for (int peer = 0; peer < n; ++peer) {
+      fill_pattern(buffer.data(), me, peer, size);
+      p.put(heap.at(peer, kMaxSize * me), buffer.data(), size);  // source reusable at return
+    }
+    p.barrier();
+    for (int writer = 0; writer < n; ++writer)
+      ASSERT_EQ(first_mismatch(heap.local() + kMaxSize * writer, writer, me, size), size)
+          << "put of " << size << " bytes from rank " << writer;
+    for (int peer = 0; peer < n; ++peer) {
+      std::fill_n(buffer.begin(), size, 0);
+      p.get(buffer.data(), heap.at(peer, kMaxSize * me), size);
+      ASSERT_EQ(first_mismatch(buffer.data(), me, peer, size), size)
+          << "get of " << size << " bytes from rank " << peer;
+    }
+    p.barrier();
+  }
+  p.free(heap);
+}
+
+TEST_F(PgasTest, ImplicitAndHandleNonBlocking) {
+  Pgas& p = *pgas_;
+  const int me = p.rank(), n = p.size();
+  constexpr std::size_t size = 100000;
+  auto heap = p.allocate<std::uint8_t>(size * n);
+  std::vector<std::vector<std::uint8_t>> out(n, std::vector<std::uint8_t>(size));
+  for (int peer = 0; peer < n; ++peer) {
+    fill_pattern(out[peer].data(), me, peer, size);
+    if (peer % 2)
+      p.put_nbi(heap.at(peer, size * me), out[peer].data(), size);
+    else
+      p.put_nb(heap.at(peer, size * me), out[peer].data(), size).wait();
+  }
+  p.quiet();
+  p.barrier();
+  for (int writer = 0; writer < n; ++writer)
+    EXPECT_EQ(first_mismatch(heap.local() + size * writer, writer, me, size), size);
+  std::vector<std::vector<std::uint8_t>> in(n, std::vector<std::uint8_t>(size));
+  std::vector<Request> requests;
+  for (int peer = 0; peer < n; ++peer) {
+    if (peer % 2)
+      p.get_nbi(in[peer].data(), heap.at(peer, size * me), size);
+    else
+      requests.push_back(p.get_nb(in[peer].data(), heap.at(peer, size * me), size));
+  }
+  for (auto& r : requests) r.wait();
+  p.quiet();
+  for (int peer = 0; peer < n; ++peer)
+    EXPECT_EQ(first_mismatch(in[peer].data(), me, peer, size), size) << "rank " << peer;
+  p.barrier();
+  p.free(heap);
+}
+
+TEST_F(PgasTest, StridedPutAndGet) {
+  Pgas& p = *pgas_;
+  const int me = p.rank(), n = p.size();
+  const int next = (me + 1) % n;
+  auto matrix = p.allocate<std::int64_t>(64 * 64);
+  std::fill_n(matrix.local(), 64 * 64, -1);
+  p.barrier();
+  // Column `me` of a 64x64 row-major matrix on the next rank, in blocks of 2
+  // rows: 32 blocks of 2 elements, remote stride 128 (two rows).
+  std::vector<std::int64_t> column(64);
+  std::iota(column.begin(), column.end(), 1000 * me);
+  p.iput(matrix.at(next, me), column.data(), 64, 1, 1, 64);
+  p.barrier();
+  const int prev = (me + n - 1) % n;
+  for (int row = 0; row < 64; ++row)
+    ASSERT_EQ(matrix[row * 64 + prev], 1000 * prev + row) << "row " << row;
+  // Read every other element of that column back, packed two per block.
+  std::vector<std::int64_t> back(64, 0);
+  p.iget(back.data(), matrix.at(next, me), 2, 128, 1, 32);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(back[2 * i], 1000 * me + 2 * i) << "block " << i;
+  p.barrier();
+  p.free(matrix);
+}
+
+TEST_F(PgasTest, AtomicsAreExactUnderContention) {
+  Pgas& p = *pgas_;
+  const int n = p.size();
+  auto counters = p.allocate<std::uint64_t>(2);
+  counters[0] = counters[1] = 0;
+  p.barrier();
+  constexpr std::uint64_t kOps = 20000;
+  for (std::uint64_t i = 0; i < kOps; ++i) {
+    p.atomic_fetch_add(counters.at(0, 0), std::uint64_t(1));
+    p.atomic_inc(counters.at(n - 1, 1));
+  }
+  p.barrier();
+  EXPECT_EQ(p.atomic_fetch(counters.at(0, 0)), kOps * n);
+  EXPECT_EQ(p.atomic_fetch(counters.at(n - 1, 1)), kOps * n);
+  p.barrier();
+  p.free(counters);
+}
+
+TEST_F(PgasTest, EveryAtomicOperation) {
+  Pgas& p = *pgas_;
+  const int me = p.rank(), n = p.size();
+  auto w64 = p.allocate<std::uint64_t>(n);
+  auto w32 = p.allocate<std::int32_t>(n);
+  const int peer = (me + 1) % n;
+  auto a = w64.at(peer, me);
+  auto b = w32.at(peer, me);
+  p.atomic_set(a, std::uint64_t(10));
+  p.atomic_set(b, -10);
+  EXPECT_EQ(p.atomic_fetch(a), 10u);
+  EXPECT_EQ(p.atomic_fetch_inc(a), 10u);
+  EXPECT_EQ(p.atomic_fetch_add(b, -5), -10);
+  EXPECT_EQ(p.atomic_swap(a, std::uint64_t(0xf0)), 11u);
+  EXPECT_EQ(p.atomic_compare_swap(a, std::uint64_t(1), std::uint64_t(2)), 0xf0u);  // no swap
+  EXPECT_EQ(p.atomic_compare_swap(a, std::uint64_t(0xf0), std::uint64_t(0xff)), 0xf0u);
+  EXPECT_EQ(p.atomic_fetch_and(a, std::uint64_t(0x3c)), 0xffu);
+  EXPECT_EQ(p.atomic_fetch_or(a, std::uint64_t(0x03)), 0x3cu);
+  EXPECT_EQ(p.atomic_fetch_xor(a, std::uint64_t(0x0f)), 0x3fu);
+  p.atomic_add(a, std::uint64_t(0x100));
+  p.atomic_and(a, std::uint64_t(0x1f0));
+  p.atomic_or(a, std::uint64_t(0x1));
+  p.atomic_xor(a, std::uint64_t(0x200));
+  p.atomic_inc(b);
+  p.quiet();
+  EXPECT_EQ(p.atomic_fetch(a), ((0x30u + 0x100) & 0x1f0) | 0x1 | 0x200);
+  EXPECT_EQ(p.atomic_fetch(b), -14);
+  p.barrier();
+  p.free(w32);
+  p.free(w64);
+}
+
+TEST_F(PgasTest, PutWithSignalDeliversDataBeforeSignal) {
+  Pgas& p = *pgas_;
+  const int me = p.rank(), n = p.size();
+  const int next = (me + 1) % n, prev = (me + n - 1) % n;
+  constexpr std::size_t size = 1 << 20;
+  auto data = p.allocate<std::uint8_t>(size);
+  auto signal = p.allocate<std::uint64_t>(1);
+  signal[0] = 0;
+  p.barrier();
+  std::vector<std::uint8_t> out(size);
+  for (std::uint64_t round = 1; round <= 5; ++round) {
+    fill_pattern(out.data(), me, static_cast<int>(round), size);
+    p.put_signal(data.at(next), out.data(), size, signal.at(next), round, SignalOp::set);
+    p.wait_until(signal.local(), Compare::ge, round);
+    ASSERT_EQ(first_mismatch(data.local(), prev, static_cast<int>(round), size), size)
+        << "round " << round;
+    p.barrier();  // the next round's put must not overwrite data still being checked
+  }
+  // Signal add: every rank adds 1 to rank 0's counter.
+  signal[0] = 0;
+  p.barrier();
+  std::uint8_t byte = 7;
+  p.put_signal(data.at(0, me), &byte, 1, signal.at(0), 1, SignalOp::add);
+  if (me == 0) {
+    EXPECT_EQ(p.wait_until(signal.local(), Compare::eq, std::uint64_t(n)), std::uint64_t(n));
+    for (int r = 0; r < n; ++r) EXPECT_EQ(data[r], 7);
+  }
+  EXPECT_TRUE(p.test(signal.local(), Compare::le, std::uint64_t(n)));
+  p.barrier();
+  p.free(signal);
+  p.free(data);
+}
+
+TEST_F(PgasTest, ErrorsNameWhatWasWrongAndLeaveThePgasUsable) {
+  Pgas& p = *pgas_;
+  const int me = p.rank(), n = p.size();
+  auto array = p.allocate<std::uint64_t>(10);
+  std::uint64_t value = 1;
+  // Out-of-bounds global pointer.
+  EXPECT_MPIDSM_ERROR(p.put(array.at(0, 10), &value, 1), Errc::out_of_range,
+                      "bytes [80, 88) are outside the 80-byte allocation");
+  EXPECT_MPIDSM_ERROR(p.get(&value, array.at(0, 5), 6), Errc::out_of_range, "outside");
+  EXPECT_MPIDSM_ERROR(p.put(array.at(0) - 1, &value, 1), Errc::out_of_range, "outside");
+  EXPECT_MPIDSM_ERROR(p.put(array.at(n, 0), &value, 1), Errc::invalid_rank,
+                      "rank " + std::to_string(n));
+  EXPECT_MPIDSM_ERROR(p.put(global_ptr<std::uint64_t>(), &value, 1), Errc::invalid_argument,
+                      "null");
+  // Misaligned atomic.
+  auto bytes = array.at(0).as<std::uint8_t>();
+  EXPECT_MPIDSM_ERROR(p.atomic_fetch_add((bytes + 4).as<std::uint64_t>(), std::uint64_t(1)),
+                      Errc::invalid_argument, "byte 4 of the allocation is not aligned");
+  // Wait on a non-symmetric address.
+  std::uint64_t on_stack = 0;
+  EXPECT_MPIDSM_ERROR(p.wait_until(&on_stack, Compare::eq, std::uint64_t(0)), Errc::unregistered,
+                      "is not in this rank's symmetric heap");
+  // Mismatched collective allocation: reported on every rank, nobody hangs.
+  if (n > 1) {
+    EXPECT_MPIDSM_ERROR(p.allocate<char>(100 + me), Errc::collective_mismatch,
+                        "ranks asked for different sizes (smallest 100 bytes, largest " +
+                            std::to_string(100 + n - 1));
+  }
+  // Larger than the heap: names the variable and the sizes.
+  EXPECT_MPIDSM_ERROR(p.allocate<char>(p.heap_capacity() + 1), Errc::no_memory,
+                      "do not fit the symmetric heap (MPIDSM_HEAP_SIZE=");
+  // Use after free.
+  auto doomed = p.allocate<int>(4);
+  auto stale = doomed.at((me + 1) % n);
+  p.free(doomed);
+  int x = 0;
+  EXPECT_MPIDSM_ERROR(p.get(&x, stale, 1), Errc::unregistered, "allocation that was freed");
+  EXPECT_MPIDSM_ERROR(p.free(doomed), Errc::unregistered, "never allocated");
+  // Still usable.
+  value = 40 + me;
+  p.put(array.at((me + 1) % n, 3), &value, 1);
+  p.barrier();
+  EXPECT_EQ(array[3], 40u + (me + n - 1) % n);
+  p.barrier();
+  p.free(array);
+}
+
+}  // namespace
+}  // namespace mpidsm

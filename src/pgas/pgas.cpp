@@ -1,0 +1,357 @@
+// The PGAS face over the transport: a symmetric heap allocated by UCX (so
+// same-node peers map it), offsets agreed by running one allocator in step on
+// every rank, and one-sided operations that take the load/store path where a
+// peer's heap is mapped and the UCX path elsewhere.
+#include "mpidsm/pgas.hpp"
+
+#include <sched.h>
+
+#include <climits>
+#include <cstring>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "heap_allocator.hpp"
+#include "transport/mpi_exchange.hpp"
+
+namespace mpidsm {
+namespace {
+
+template <class W>
+std::uint64_t cpu_atomic(AtomicOp op, void* address, std::uint64_t operand, std::uint64_t compare,
+                         bool fetch) {
+  auto* word = static_cast<W*>(address);
+  const W value = static_cast<W>(operand);
+  switch (op) {
+    case AtomicOp::add: return __atomic_fetch_add(word, value, __ATOMIC_SEQ_CST);
+    case AtomicOp::bit_and: return __atomic_fetch_and(word, value, __ATOMIC_SEQ_CST);
+    case AtomicOp::bit_or: return __atomic_fetch_or(word, value, __ATOMIC_SEQ_CST);
+    case AtomicOp::bit_xor: return __atomic_fetch_xor(word, value, __ATOMIC_SEQ_CST);
+    case AtomicOp::swap: return __atomic_exchange_n(word, value, __ATOMIC_SEQ_CST);
+    case AtomicOp::compare_swap: {
+      W expected = static_cast<W>(compare);
+      __atomic_compare_exchange_n(word, &expected, value, false, __ATOMIC_SEQ_CST,
+                                  __ATOMIC_SEQ_CST);
+      return expected;
+    }
+  }
+  (void)fetch;
+  return 0;
+}
+
+std::string describe_pointer(const char* operation, int rank) {
+  return std::string(operation) + " on rank " + std::to_string(rank);
+}
+
+}  // namespace
+
+struct Pgas::State {
+  Runtime& runtime;
+  Transport& transport;
+  MemoryRegion heap;
+  std::byte* local_base = nullptr;
+  std::vector<std::byte*> direct_base;  // per rank: where its heap is mapped, or null
+  bool direct_atomics = false;          // every rank mapped: CPU atomics are coherent for all
+  bool heap_mapped_everywhere = false;  // no peer needs our progress for one-sided operations
+  detail::HeapAllocator allocator;
+  std::deque<detail::Allocation> allocations;
+  std::uint64_t next_generation = 1;
+  bool ucx_pending = false;  // UCX operations issued since the last quiet
+
+  State(Runtime& rt, std::size_t heap_size)
+      : runtime(rt), transport(rt.transport()), allocator(heap_size) {}
+
+  // Checks a global address for `bytes` bytes and returns its heap offset.
+  std::size_t resolve(const detail::GlobalAddress& p, std::size_t bytes, const char* operation) {
+    const int rank = transport.rank();
+    if (p.allocation == nullptr)
+      throw Error(Errc::invalid_argument, rank,
+                  std::string(operation) + ": global pointer is null");
+    if (p.allocation->generation != p.generation)
+      throw Error(Errc::unregistered, rank,
+                  std::string(operation) + ": global pointer into an allocation that was freed");
+    if (p.rank < 0 || p.rank >= transport.size())
+      throw Error(Errc::invalid_rank, rank,
+                  std::string(operation) + ": rank " + std::to_string(p.rank) +
+                      " is outside the communicator of size " + std::to_string(transport.size()));
+    if (p.byte > p.allocation->bytes || bytes > p.allocation->bytes - p.byte)
+      throw Error(Errc::out_of_range, rank,
+                  describe_pointer(operation, p.rank) + ": bytes [" + std::to_string(p.byte) +
+                      ", " + std::to_string(p.byte + bytes) + ") are outside the " +
+                      std::to_string(p.allocation->bytes) + "-byte allocation");
+    return p.allocation->offset + p.byte;
+  }
+};
+
+Pgas::Pgas(Runtime& runtime) {
+  const Config& config = runtime.config();
+  rank_ = runtime.rank();
+  size_ = runtime.size();
+  state_ = std::make_unique<State>(runtime, config.heap_size);
+  State& s = *state_;
+  s.heap = s.transport.allocate(config.heap_size);
+  s.local_base = static_cast<std::byte*>(s.heap.local_base());
+  s.direct_base.resize(size_);
+  bool all = true;
+  for (int r = 0; r < size_; ++r) {
+    auto* mapped = static_cast<std::byte*>(s.heap.mapped(r));
+    all = all && mapped;
+    s.direct_base[r] = config.direct_access ? mapped : nullptr;
+  }
+  s.heap_mapped_everywhere = all;
+  s.direct_atomics = all && config.direct_access;
+}
+
+Pgas::~Pgas() {
+  if (!state_) return;
+  try {
+    quiet();
+    state_->transport.deregister(state_->heap);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  }
+}
+
+std::size_t Pgas::heap_capacity() const { return state_->allocator.capacity(); }
+std::size_t Pgas::heap_used() const { return state_->allocator.used(); }
+bool Pgas::direct(int rank) const {
+  return rank >= 0 && rank < size_ && state_->direct_base[rank] != nullptr;
+}
+
+const detail::Allocation* Pgas::allocate_bytes(std::size_t bytes, std::uint64_t& generation) {
+  State& s = *state_;
+  MPI_Comm comm = s.runtime.comm();
+  // Every rank must ask for the same size, or the heap stops being symmetric.
+  unsigned long long mine[2] = {bytes, ~static_cast<unsigned long long>(bytes)};
+  unsigned long long high[2];
+  detail::check_mpi(rank_, "MPI_Allreduce",
+                    MPI_Allreduce(mine, high, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+  const unsigned long long largest = high[0], smallest = ~high[1];
+  if (largest != smallest)
+    throw Error(Errc::collective_mismatch, rank_,
+                "allocate: ranks asked for different sizes (smallest " + std::to_string(smallest) +
+                    " bytes, largest " + std::to_string(largest) + ", this rank " +
+                    std::to_string(bytes) + "); symmetric allocations must match on every rank");
+  if (bytes == 0)
+    throw Error(Errc::invalid_argument, rank_, "allocate: size is 0");
+  std::optional<std::size_t> offset = s.allocator.allocate(bytes);
+  if (!offset)
+    throw Error(Errc::no_memory, rank_,
+                "allocate: " + std::to_string(bytes) + " bytes do not fit the symmetric heap (" +
+                    "MPIDSM_HEAP_SIZE=" + std::to_string(s.allocator.capacity()) + " bytes, " +
+                    std::to_string(s.allocator.used()) + " used, largest free block " +
+                    std::to_string(s.allocator.largest_free()) + ")");
+  detail::Allocation* record = nullptr;
+  for (auto& slot : s.allocations)
+    if (slot.generation == 0) record = &slot;
+  if (!record) record = &s.allocations.emplace_back();
+  *record = {*offset, bytes, s.next_generation++};
+  generation = record->generation;
+  return record;
+}
+
+void Pgas::free_bytes(const detail::Allocation* allocation, std::uint64_t generation) {
+  State& s = *state_;
+  MPI_Comm comm = s.runtime.comm();
+  std::optional<Error> failure;
+  if (!allocation || allocation->generation != generation)
+    failure.emplace(Errc::unregistered, rank_,
+                    allocation ? "free: the allocation was already freed"
+                               : "free: the array was never allocated");
+  detail::throw_if_any_failed(comm, rank_, failure, "free");
+  long long mine[2] = {static_cast<long long>(allocation->offset),
+                       -static_cast<long long>(allocation->offset)};
+  long long high[2];
+  detail::check_mpi(rank_, "MPI_Allreduce",
+                    MPI_Allreduce(mine, high, 2, MPI_LONG_LONG, MPI_MAX, comm));
+  if (high[0] != -high[1])
+    throw Error(Errc::collective_mismatch, rank_,
+                "free: ranks freed different allocations (heap offsets " +
+                    std::to_string(-high[1]) + " to " + std::to_string(high[0]) + ")");
+  barrier();  // nobody still reads or writes the allocation
+  s.allocator.free(allocation->offset);
+  const_cast<detail::Allocation*>(allocation)->generation = 0;
+}
+
+void* Pgas::local_address(const detail::Allocation& allocation) const {
+  return state_->local_base + allocation.offset;
+}
+
+void Pgas::put_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
+                     Completion completion) {
+  State& s = *state_;
+  const std::size_t offset = s.resolve(dst, bytes, "put");
+  if (bytes == 0) return;
+  if (std::byte* base = s.direct_base[dst.rank]) {
+    std::memcpy(base + offset, src, bytes);
+    return;
+  }
+  s.ucx_pending = true;
+  if (completion == Completion::at_quiet)
+    s.transport.put_nbi(dst.rank, s.heap, offset, src, bytes);
+  else
+    s.transport.put_nb(dst.rank, s.heap, offset, src, bytes).wait();
+}
+
+void Pgas::get_bytes(void* dst, const detail::GlobalAddress& src, std::size_t bytes,
+                     Completion completion) {
+  State& s = *state_;
+  const std::size_t offset = s.resolve(src, bytes, "get");
+  if (bytes == 0) return;
+  if (std::byte* base = s.direct_base[src.rank]) {
+    std::memcpy(dst, base + offset, bytes);
+    return;
+  }
+  if (completion == Completion::at_quiet) {
+    s.ucx_pending = true;
+    s.transport.get_nbi(src.rank, s.heap, offset, dst, bytes);
+  } else {
+    s.transport.get(src.rank, s.heap, offset, dst, bytes);
+  }
+}
+
+Request Pgas::put_request(const detail::GlobalAddress& dst, const void* src, std::size_t bytes) {
+  State& s = *state_;
+  const std::size_t offset = s.resolve(dst, bytes, "put_nb");
+  if (bytes == 0) return Request();
+  if (std::byte* base = s.direct_base[dst.rank]) {
+    std::memcpy(base + offset, src, bytes);
+    return Request();
+  }
+  s.ucx_pending = true;
+  return s.transport.put_nb(dst.rank, s.heap, offset, src, bytes);
+}
+
+Request Pgas::get_request(void* dst, const detail::GlobalAddress& src, std::size_t bytes) {
+  State& s = *state_;
+  const std::size_t offset = s.resolve(src, bytes, "get_nb");
+  if (bytes == 0) return Request();
+  if (std::byte* base = s.direct_base[src.rank]) {
+    std::memcpy(dst, base + offset, bytes);
+    return Request();
+  }
+  return s.transport.get_nb(src.rank, s.heap, offset, dst, bytes);
+}
+
+void Pgas::strided(bool is_put, const detail::GlobalAddress& remote, void* local,
+                   std::size_t element, std::ptrdiff_t remote_stride, std::ptrdiff_t local_stride,
+                   std::size_t block, std::size_t blocks) {
+  const char* operation = is_put ? "iput" : "iget";
+  if (blocks == 0 || block == 0) return;
+  if (remote_stride < 0 || local_stride < 0 ||
+      (blocks > 1 && (static_cast<std::size_t>(remote_stride) < block ||
+                      static_cast<std::size_t>(local_stride) < block)))
+    throw Error(Errc::invalid_argument, rank_,
+                std::string(operation) + ": strides (" + std::to_string(remote_stride) + ", " +
+                    std::to_string(local_stride) + ") must be at least the block length " +
+                    std::to_string(block));
+  // Check the whole footprint once, then move block by block.
+  const std::size_t span = (static_cast<std::size_t>(remote_stride) * (blocks - 1) + block) * element;
+  state_->resolve(remote, span, operation);
+  auto* bytes = static_cast<std::byte*>(local);
+  detail::GlobalAddress at = remote;
+  for (std::size_t i = 0; i < blocks; ++i) {
+    at.byte = remote.byte + i * static_cast<std::size_t>(remote_stride) * element;
+    std::byte* here = bytes + i * static_cast<std::size_t>(local_stride) * element;
+    if (is_put)
+      put_bytes(at, here, block * element, Completion::at_quiet);
+    else
+      get_bytes(here, at, block * element, Completion::at_quiet);
+  }
+  // Blocking semantics: the whole transfer is complete at the target.
+  if (state_->ucx_pending) state_->transport.flush(remote.rank);
+}
+
+void Pgas::fence() {
+  std::atomic_thread_fence(std::memory_order_release);
+  if (state_->ucx_pending) state_->transport.fence();
+}
+
+void Pgas::quiet() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!state_->ucx_pending) return;
+  state_->transport.flush_all();
+  state_->ucx_pending = false;
+}
+
+void Pgas::barrier() {
+  quiet();
+  State& s = *state_;
+  // A blocking MPI_Barrier is fine when no peer needs this rank's progress for
+  // its one-sided operations; otherwise wait while driving UCX.
+  if (s.heap_mapped_everywhere || s.runtime.progress_thread_running())
+    detail::check_mpi(rank_, "MPI_Barrier", MPI_Barrier(s.runtime.comm()));
+  else
+    s.transport.barrier();
+}
+
+std::uint64_t Pgas::atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, std::size_t width,
+                                 std::uint64_t operand, std::uint64_t compare, bool fetch) {
+  State& s = *state_;
+  const char* operation = fetch ? "atomic fetch" : "atomic";
+  const std::size_t offset = s.resolve(p, width, operation);
+  if (offset % width != 0)
+    throw Error(Errc::invalid_argument, rank_,
+                describe_pointer(operation, p.rank) + ": byte " + std::to_string(p.byte) +
+                    " of the allocation is not aligned to the " + std::to_string(width) +
+                    "-byte word");
+  if (s.direct_atomics) {
+    void* word = s.direct_base[p.rank] + offset;
+    return width == 4 ? cpu_atomic<std::uint32_t>(op, word, operand, compare, fetch)
+                      : cpu_atomic<std::uint64_t>(op, word, operand, compare, fetch);
+  }
+  if (!fetch) {
+    s.ucx_pending = true;
+    if (width == 4)
+      s.transport.atomic_post<std::uint32_t>(op, p.rank, s.heap, offset,
+                                             static_cast<std::uint32_t>(operand));
+    else
+      s.transport.atomic_post<std::uint64_t>(op, p.rank, s.heap, offset, operand);
+    return 0;
+  }
+  if (width == 4)
+    return s.transport.atomic_fetch<std::uint32_t>(op, p.rank, s.heap, offset,
+                                                   static_cast<std::uint32_t>(operand),
+                                                   static_cast<std::uint32_t>(compare));
+  return s.transport.atomic_fetch<std::uint64_t>(op, p.rank, s.heap, offset, operand, compare);
+}
+
+void Pgas::put_signal_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
+                            const detail::GlobalAddress& signal, std::uint64_t value,
+                            SignalOp op) {
+  State& s = *state_;
+  if (signal.rank != dst.rank)
+    throw Error(Errc::invalid_argument, rank_,
+                "put_signal: data goes to rank " + std::to_string(dst.rank) +
+                    " but the signal word is on rank " + std::to_string(signal.rank));
+  const std::size_t signal_offset = s.resolve(signal, sizeof(std::uint64_t), "put_signal");
+  if (signal_offset % sizeof(std::uint64_t) != 0)
+    throw Error(Errc::invalid_argument, rank_, "put_signal: signal word is not 8-byte aligned");
+  put_bytes(dst, src, bytes, Completion::local);
+  // Release ordering: the data lands before the signal changes.
+  fence();
+  const AtomicOp signal_op = op == SignalOp::set ? AtomicOp::swap : AtomicOp::add;
+  atomic_bytes(signal_op, signal, sizeof(std::uint64_t), value, 0, op == SignalOp::set);
+}
+
+void Pgas::check_symmetric(const void* word, std::size_t width, const char* operation) const {
+  const auto* at = static_cast<const std::byte*>(word);
+  const std::byte* base = state_->local_base;
+  if (at < base || at + width > base + state_->allocator.capacity()) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%p", word);
+    throw Error(Errc::unregistered, rank_,
+                std::string(operation) + ": address " + text +
+                    " is not in this rank's symmetric heap");
+  }
+  if (reinterpret_cast<std::uintptr_t>(word) % width != 0)
+    throw Error(Errc::invalid_argument, rank_,
+                std::string(operation) + ": word is not aligned to " + std::to_string(width) +
+                    " bytes");
+}
+
+bool Pgas::progress() { return state_->transport.progress(); }
+void Pgas::yield() { sched_yield(); }
+
+}  // namespace mpidsm
