@@ -3,6 +3,7 @@
 
 #include "mpidsm/config.hpp"
 #include "mpidsm/error.hpp"
+#include "mpidsm/messaging.hpp"
 #include "mpidsm/pgas.hpp"
 #include "mpidsm/runtime.hpp"
 #include "mpidsm/transport.hpp"
