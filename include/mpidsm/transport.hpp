@@ -12,8 +12,9 @@
 //                    (put: source reusable; get: data arrived).
 //   flush(peer)      remote completion of every put, get and atomic issued to peer.
 //   flush_all()      the same for every peer.
-// All calls except the collectives are non-collective and may be made by one
-// thread at a time (several when TransportOptions::thread_safe is set).
+// All calls except the collectives are non-collective and are made by one
+// application thread at a time; a progress thread may share the worker (see
+// share_worker()).
 #pragma once
 
 #include <mpi.h>
@@ -49,8 +50,9 @@ struct MessageInfo {
 };
 
 struct TransportOptions {
-  // Let several threads (e.g. a progress thread) call into the worker at once.
-  bool thread_safe = false;
+  // Another thread (the progress thread) may be given the worker later: the
+  // worker is created serialized and share_worker() turns on mpidsm's own lock.
+  bool shareable = false;
   // Rendezvous threshold for tagged messages; 0 keeps UCX's own choice.
   std::size_t rndv_threshold = 0;
 };
@@ -224,6 +226,10 @@ class Transport {
   int event_fd() const;
   // Arms the event fd; false when events are pending (progress again first).
   bool arm();
+  // From now on every call into the worker takes a lock, so another thread
+  // may call progress() and arm(). Until then no call takes any lock.
+  // Requires TransportOptions::shareable.
+  void share_worker();
   // Set by the runtime: called (once) when a region is registered that some
   // peer cannot map, i.e. when remote operations may need this rank's progress.
   void on_target_progress_needed(std::function<void()> hook);

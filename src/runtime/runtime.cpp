@@ -108,7 +108,7 @@ Runtime::Runtime(MPI_Comm comm) {
 
   const ProgressMode mode = state->config.progress_thread;
   TransportOptions options;
-  options.thread_safe = mode != ProgressMode::off;
+  options.shareable = mode != ProgressMode::off;
   options.rndv_threshold = state->config.rndv_threshold;
   state->transport = std::make_unique<Transport>(state->comm, state->id, options);
   if (mode == ProgressMode::on) state->start_progress_thread();

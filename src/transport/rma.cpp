@@ -7,6 +7,7 @@ namespace mpidsm {
 
 void Transport::put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
                         std::size_t size) {
+  Impl::Lock lock(*impl_);
   const auto& key = impl_->remote(dst, peer, offset, size, "put");
   ucp_request_param_t param{};
   impl_->detach(ucp_put_nbx(impl_->endpoints[peer], src, size, key.base + offset,
@@ -16,6 +17,7 @@ void Transport::put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, c
 
 void Transport::get_nbi(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
                         std::size_t size) {
+  Impl::Lock lock(*impl_);
   const auto& key = impl_->remote(src, peer, offset, size, "get");
   ucp_request_param_t param{};
   impl_->detach(ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
@@ -25,6 +27,7 @@ void Transport::get_nbi(int peer, const MemoryRegion& src, std::size_t offset, v
 
 Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset,
                           const void* src, std::size_t size) {
+  Impl::Lock lock(*impl_);
   const auto& key = impl_->remote(dst, peer, offset, size, "put");
   ucp_request_param_t param{};
   ucs_status_ptr_t request = ucp_put_nbx(impl_->endpoints[peer], src, size, key.base + offset,
@@ -34,6 +37,7 @@ Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset,
 
 Request Transport::get_nb(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
                           std::size_t size) {
+  Impl::Lock lock(*impl_);
   const auto& key = impl_->remote(src, peer, offset, size, "get");
   ucp_request_param_t param{};
   ucs_status_ptr_t request = ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
@@ -43,12 +47,14 @@ Request Transport::get_nb(int peer, const MemoryRegion& src, std::size_t offset,
 
 void Transport::put(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
                     std::size_t size) {
+  Impl::Lock lock(*impl_);
   put_nbi(peer, dst, offset, src, size);
   flush(peer);
 }
 
 void Transport::get(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
                     std::size_t size) {
+  Impl::Lock lock(*impl_);
   const auto& key = impl_->remote(src, peer, offset, size, "get");
   ucp_request_param_t param{};
   impl_->wait(ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
@@ -57,17 +63,20 @@ void Transport::get(int peer, const MemoryRegion& src, std::size_t offset, void*
 }
 
 void Transport::flush(int peer) {
+  Impl::Lock lock(*impl_);
   impl_->check_peer(peer, "flush");
   ucp_request_param_t param{};
   impl_->wait(ucp_ep_flush_nbx(impl_->endpoints[peer], &param), "flush", peer);
 }
 
 void Transport::flush_all() {
+  Impl::Lock lock(*impl_);
   ucp_request_param_t param{};
   impl_->wait(ucp_worker_flush_nbx(impl_->worker, &param), "flush_all", no_rank);
 }
 
 void Transport::fence() {
+  Impl::Lock lock(*impl_);
   detail::check_ucx(rank_, "ucp_worker_fence", no_rank, ucp_worker_fence(impl_->worker));
 }
 

@@ -2,6 +2,7 @@
 // progress, and a shutdown that closes endpoints in step with the peers.
 #include <ucp/api/ucp.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -14,9 +15,31 @@
 namespace mpidsm {
 namespace {
 
-ucp_context_h create_context(int rank, int size, const TransportOptions& options) {
+// True when every rank of comm runs on this node.
+bool single_node(MPI_Comm comm) {
+  MPI_Comm local;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+  int local_size = 0, size = 0;
+  MPI_Comm_size(local, &local_size);
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_free(&local);
+  return local_size == size;
+}
+
+ucp_context_h create_context(int rank, int size, bool shared_memory_only,
+                             const TransportOptions& options) {
   ucp_config_t* config = nullptr;
   detail::check_ucx(rank, "ucp_config_read", no_rank, ucp_config_read(nullptr, nullptr, &config));
+  // A job on one node needs no network transport, and polling UCX's tcp
+  // interfaces costs a system call on every progress call. UCX_TLS, when the
+  // user sets it, wins.
+  if (shared_memory_only && std::getenv("UCX_TLS") == nullptr) {
+    ucs_status_t status = ucp_config_modify(config, "TLS", "sm,self");
+    if (status != UCS_OK) {
+      ucp_config_release(config);
+      detail::throw_ucx(rank, "ucp_config_modify(TLS)", no_rank, status);
+    }
+  }
   if (options.rndv_threshold != 0) {
     ucs_status_t status =
         ucp_config_modify(config, "RNDV_THRESH", std::to_string(options.rndv_threshold).c_str());
@@ -40,10 +63,12 @@ ucp_context_h create_context(int rank, int size, const TransportOptions& options
   return context;
 }
 
-ucp_worker_h create_worker(int rank, ucp_context_h context, bool thread_safe) {
+ucp_worker_h create_worker(int rank, ucp_context_h context, bool shareable) {
   ucp_worker_params_t params{};
   params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  params.thread_mode = thread_safe ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
+  // Serialized, not multi: mpidsm serializes a shared worker itself, and only
+  // while a second thread actually uses it.
+  params.thread_mode = shareable ? UCS_THREAD_MODE_SERIALIZED : UCS_THREAD_MODE_SINGLE;
   ucp_worker_h worker = nullptr;
   detail::check_ucx(rank, "ucp_worker_create", no_rank,
                     ucp_worker_create(context, &params, &worker));
@@ -79,10 +104,12 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
 
   // Success is agreed collectively so a failure on one rank unwinds all ranks
   // rather than leaving them blocked in the address exchange.
+  const bool one_node = single_node(comm);
   std::optional<Error> failure;
   try {
-    s.context = create_context(rank_, size_, options);
-    s.worker = create_worker(rank_, s.context, options.thread_safe);
+    s.context = create_context(rank_, size_, one_node, options);
+    s.worker = create_worker(rank_, s.context, options.shareable);
+    s.shareable = options.shareable;
     detail::check_ucx(rank_, "ucp_worker_get_efd", no_rank,
                       ucp_worker_get_efd(s.worker, &s.event_fd));
   } catch (const Error& e) {
@@ -110,6 +137,7 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
 Transport::~Transport() {
   if (!impl_) return;
   Impl& s = *impl_;
+  Impl::Lock lock(s);
   int finalized = 0;
   MPI_Finalized(&finalized);
   // After MPI_Finalize no peer can be waited for: release local resources only.
@@ -156,15 +184,26 @@ void Transport::Impl::release_local() noexcept {
   context = nullptr;
 }
 
-bool Transport::progress() { return ucp_worker_progress(impl_->worker) != 0; }
+bool Transport::progress() {
+  Impl::Lock lock(*impl_);
+  return ucp_worker_progress(impl_->worker) != 0;
+}
 
 int Transport::event_fd() const { return impl_->event_fd; }
 
 bool Transport::arm() {
+  Impl::Lock lock(*impl_);
   ucs_status_t status = ucp_worker_arm(impl_->worker);
   if (status == UCS_ERR_BUSY) return false;
   detail::check_ucx(rank_, "ucp_worker_arm", no_rank, status);
   return true;
+}
+
+void Transport::share_worker() {
+  if (!impl_->shareable)
+    throw Error(Errc::invalid_state, rank_,
+                "share_worker: the worker was created for one thread only (progress thread off)");
+  impl_->worker_shared.store(true, std::memory_order_release);
 }
 
 void Transport::on_target_progress_needed(std::function<void()> hook) {
@@ -178,7 +217,10 @@ void Transport::Impl::announce_unmappable_peer() {
   if (target_progress_hook) target_progress_hook();
 }
 
-void Transport::barrier() { impl_->barrier(); }
+void Transport::barrier() {
+  Impl::Lock lock(*impl_);
+  impl_->barrier();
+}
 
 void Transport::Impl::barrier() {
   MPI_Request request;

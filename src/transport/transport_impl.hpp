@@ -5,7 +5,9 @@
 #include <sched.h>
 #include <ucp/api/ucp.h>
 
+#include <atomic>
 #include <deque>
+#include <mutex>
 #include <functional>
 #include <string>
 #include <vector>
@@ -28,6 +30,30 @@ struct Transport::Impl {
   // Stable addresses: MemoryRegion handles point into this deque.
   std::deque<detail::RegionState> regions;
   std::uint64_t next_generation = 1;
+
+  // Serializes the worker between the application thread and the progress
+  // thread, but only once share_worker() was called: before that no lock is
+  // taken on any path. Recursive because public calls nest (put -> flush).
+  std::recursive_mutex worker_mutex;
+  std::atomic<bool> worker_shared{false};
+  bool shareable = false;
+
+  // Held by every Transport entry point that touches the worker.
+  class Lock {
+   public:
+    explicit Lock(Impl& s) : s_(s), locked_(s.worker_shared.load(std::memory_order_acquire)) {
+      if (locked_) s_.worker_mutex.lock();
+    }
+    ~Lock() {
+      if (locked_) s_.worker_mutex.unlock();
+    }
+    Lock(const Lock&) = delete;
+    Lock& operator=(const Lock&) = delete;
+
+   private:
+    Impl& s_;
+    bool locked_;
+  };
 
   std::function<void()> target_progress_hook;
   bool target_progress_needed = false;

@@ -1,0 +1,112 @@
+// OSU-style benchmark harness. Each executable measures one operation with
+// mpidsm and with its MPI equivalent, interleaved slice by slice within each
+// size, and prints
+//   # Size  mpidsm  MPI  mpidsm/MPI   [min/max columns with -f]
+// Options: -m [min:]max, -i iterations, -x warmup, -W window, -f, --csv.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mpidsm/messaging.hpp"
+#include "mpidsm/pgas.hpp"
+#include "mpidsm/runtime.hpp"
+
+namespace mpidsm::bench {
+
+enum class Unit { latency_us, bandwidth_mbs };
+
+struct Options {
+  std::size_t min_size = 1;
+  std::size_t max_size = std::size_t{4} << 20;
+  int iterations = 10000;  // for sizes up to 8 KiB; a tenth above (as OSU)
+  int warmup = 100;
+  int window = 64;
+  bool full = false;
+  bool csv = false;
+};
+
+struct Spec {
+  const char* name;       // "Put Latency"
+  Unit unit;
+  bool sizes = true;      // false: one 8-byte row (or named rows)
+  bool window = false;    // accepts -W
+  int min_ranks = 2;
+};
+
+// Parses argv; prints usage and exits on -h or a bad option.
+Options parse_options(int argc, char** argv, const Spec& spec);
+
+// What one measurement slice does: run `iterations` operations of `size`
+// bytes (all ranks call it) and return seconds per operation on rank 0.
+using Slice = std::function<double(std::size_t size, int iterations)>;
+
+// Per-operation work for one row; `label` replaces the size column when set.
+struct Row {
+  std::string label;
+  std::size_t size = 8;
+  Slice mpidsm;
+  Slice mpi;
+  // Bytes moved per operation, for bandwidth (defaults to size).
+  std::size_t bytes = 0;
+};
+
+class Harness {
+ public:
+  Harness(int argc, char** argv, const Spec& spec);
+  ~Harness();
+
+  const Options& options() const { return options_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  Runtime& runtime() { return *runtime_; }
+  Pgas& pgas() { return *pgas_; }
+  Messaging& messaging() { return *messaging_; }
+  // Sizes from -m, doubling.
+  std::vector<std::size_t> sizes() const;
+  int iterations_for(std::size_t size) const;
+  int warmup_for(std::size_t size) const;
+
+  void print_header();
+  void run(const Row& row);
+
+ private:
+  Spec spec_;
+  Options options_;
+  int rank_ = 0;
+  int size_ = 0;
+  std::unique_ptr<Runtime> runtime_;
+  std::unique_ptr<Pgas> pgas_;
+  std::unique_ptr<Messaging> messaging_;
+};
+
+// MPI-3 RMA window of `bytes` per rank from MPI_Win_allocate, under
+// MPI_Win_lock_all for the window's lifetime.
+class MpiWindow {
+ public:
+  MpiWindow(std::size_t bytes, MPI_Comm comm);
+  ~MpiWindow();
+  MPI_Win win() const { return win_; }
+  void* base() const { return base_; }
+
+ private:
+  MPI_Win win_ = MPI_WIN_NULL;
+  void* base_ = nullptr;
+};
+
+double seconds();
+
+// Runs body() `iterations` times and returns seconds per iteration.
+template <class Body>
+double per_iteration(int iterations, Body&& body) {
+  const double start = seconds();
+  for (int i = 0; i < iterations; ++i) body(i);
+  return (seconds() - start) / iterations;
+}
+
+}  // namespace mpidsm::bench
