@@ -183,6 +183,15 @@ void Harness::run(const Row& row) {
   std::fflush(stdout);
 }
 
+PageBuffer::PageBuffer(std::size_t bytes) {
+  void* memory = nullptr;
+  if (posix_memalign(&memory, 4096, std::max<std::size_t>(bytes, 1)) != 0) std::abort();
+  std::memset(memory, 1, bytes);
+  data_ = static_cast<std::byte*>(memory);
+}
+
+PageBuffer::~PageBuffer() { std::free(data_); }
+
 MpiWindow::MpiWindow(std::size_t bytes, MPI_Comm comm) {
   MPI_Win_allocate(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, comm, &base_, &win_);
   std::memset(base_, 0, bytes);

@@ -101,6 +101,20 @@ class MpiWindow {
 
 double seconds();
 
+// A zeroed, page-aligned buffer, as OSU's benchmarks use: copy speed depends on
+// the relative alignment of source and destination, so both sides get pages.
+class PageBuffer {
+ public:
+  explicit PageBuffer(std::size_t bytes);
+  ~PageBuffer();
+  PageBuffer(const PageBuffer&) = delete;
+  PageBuffer& operator=(const PageBuffer&) = delete;
+  std::byte* data() const { return data_; }
+
+ private:
+  std::byte* data_ = nullptr;
+};
+
 // Runs body() `iterations` times and returns seconds per iteration.
 template <class Body>
 double per_iteration(int iterations, Body&& body) {

@@ -5,7 +5,6 @@
 // polling its flag with MPI_Fetch_and_op(MPI_NO_OP).
 //   mpirun -np 2 put_signal_latency [-m [min:]max] [-i n] [-x n] [-f] [--csv]
 #include <cstdint>
-#include <vector>
 
 #include "harness.hpp"
 
@@ -21,7 +20,7 @@ int main(int argc, char** argv) {
     const int me = h.rank();
     auto data = p.allocate<std::byte>(max);
     auto signal = p.allocate<std::uint64_t>(1);
-    std::vector<std::byte> source(max, std::byte{2});
+    PageBuffer source(max);
     // MPI window: the flag in the first 8 bytes, the data after it.
     MpiWindow window(max + 8, MPI_COMM_WORLD);
     MPI_Win win = window.win();

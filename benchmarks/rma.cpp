@@ -1,7 +1,5 @@
 #include "rma.hpp"
 
-#include <vector>
-
 #include "harness.hpp"
 
 namespace mpidsm::bench {
@@ -11,14 +9,14 @@ namespace {
 struct RmaPair {
   Pgas& pgas;
   SymmetricArray<std::byte> remote;
-  std::vector<std::byte> local;
+  PageBuffer local;
   MpiWindow window;
   Direction direction;
 
   RmaPair(Harness& h, Direction d)
       : pgas(h.pgas()),
         remote(pgas.allocate<std::byte>(h.options().max_size)),
-        local(h.options().max_size, std::byte{1}),
+        local(h.options().max_size),
         window(h.options().max_size, MPI_COMM_WORLD),
         direction(d) {}
   ~RmaPair() { pgas.free(remote); }

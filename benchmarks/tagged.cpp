@@ -18,7 +18,7 @@ int tagged_latency(int argc, char** argv) {
   {
     Harness h(argc, argv, {"Latency", Unit::latency_us});
     Messaging& m = h.messaging();
-    std::vector<std::byte> out(h.options().max_size), in(h.options().max_size);
+    PageBuffer out(h.options().max_size), in(h.options().max_size);
     const int me = h.rank();
     h.print_header();
     for (std::size_t size : h.sizes()) {
@@ -65,8 +65,8 @@ int tagged_bandwidth(int argc, char** argv) {
     Messaging& m = h.messaging();
     const int window = h.options().window;
     const std::size_t max = h.options().max_size;
-    // One buffer per window slot on the receiver, as osu_bw.
-    std::vector<std::byte> out(max), in(max * window);
+    // Every window slot receives into the same buffer, as osu_bw does.
+    PageBuffer out(max), in(max);
     const int me = h.rank();
     int ack = 0;
     h.print_header();
@@ -85,7 +85,7 @@ int tagged_bandwidth(int argc, char** argv) {
             m.recv(1, kAckTag, std::span<int>(&ack, 1));
           } else {
             for (int w = 0; w < window; ++w)
-              requests[w] = m.irecv(0, kTag, std::span<std::byte>(in.data() + w * s, s));
+              requests[w] = m.irecv(0, kTag, std::span<std::byte>(in.data(), s));
             for (auto& r : requests) r.wait();
             m.send(0, kAckTag, std::span<const int>(&ack, 1));
           }
@@ -102,7 +102,7 @@ int tagged_bandwidth(int argc, char** argv) {
             MPI_Recv(&ack, 1, MPI_INT, 1, kAckTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
           } else {
             for (int w = 0; w < window; ++w)
-              MPI_Irecv(in.data() + w * s, int(s), MPI_BYTE, 0, kTag, MPI_COMM_WORLD, &requests[w]);
+              MPI_Irecv(in.data(), int(s), MPI_BYTE, 0, kTag, MPI_COMM_WORLD, &requests[w]);
             MPI_Waitall(window, requests.data(), MPI_STATUSES_IGNORE);
             MPI_Send(&ack, 1, MPI_INT, 0, kAckTag, MPI_COMM_WORLD);
           }

@@ -9,3 +9,6 @@ source "$here/env.sh"
 "$BUILD_DIR/src/tools/mpidsm_info"
 echo
 "${MPIRUN[@]}" -np 2 "$BUILD_DIR/examples/transport_exchange"
+echo
+# The latency half of the benchmark suite: mpidsm and MPI side by side.
+bash "$MPIDSM_ROOT/benchmarks/run-suite" --latency
