@@ -52,7 +52,9 @@ Stats summarize(const std::vector<double>& values) {
 
 }  // namespace
 
-double seconds() { return MPI_Wtime(); }
+double seconds() {
+  return MPI_Wtime();
+}
 
 Options parse_options(int argc, char** argv, const Spec& spec) {
   Options o;
@@ -97,8 +99,8 @@ Harness::Harness(int argc, char** argv, const Spec& spec)
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   if (size_ < spec.min_ranks) {
     if (rank_ == 0)
-      std::fprintf(stderr, "%s needs at least %d ranks (mpirun -np %d)\n", argv[0],
-                   spec.min_ranks, spec.min_ranks);
+      std::fprintf(stderr, "%s needs at least %d ranks (mpirun -np %d)\n", argv[0], spec.min_ranks,
+                   spec.min_ranks);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   runtime_ = std::make_unique<Runtime>(MPI_COMM_WORLD);
@@ -190,7 +192,9 @@ PageBuffer::PageBuffer(std::size_t bytes) {
   data_ = static_cast<std::byte*>(memory);
 }
 
-PageBuffer::~PageBuffer() { std::free(data_); }
+PageBuffer::~PageBuffer() {
+  std::free(data_);
+}
 
 MpiWindow::MpiWindow(std::size_t bytes, MPI_Comm comm) {
   MPI_Win_allocate(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, comm, &base_, &win_);

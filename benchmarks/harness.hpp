@@ -32,10 +32,10 @@ struct Options {
 };
 
 struct Spec {
-  const char* name;       // "Put Latency"
+  const char* name;  // "Put Latency"
   Unit unit;
-  bool sizes = true;      // false: one 8-byte row (or named rows)
-  bool window = false;    // accepts -W
+  bool sizes = true;    // false: one 8-byte row (or named rows)
+  bool window = false;  // accepts -W
   int min_ranks = 2;
 };
 

@@ -32,18 +32,20 @@ int main(int argc, char** argv) {
       row.mpidsm = [&](std::size_t s, int n) {
         if (me > 1) return 0.0;
         const int peer = 1 - me;
-        return per_iteration(n, [&](int) {
-                 ++round;
-                 if (me == 0) {
-                   p.put_signal(data.at(peer), source.data(), s, signal.at(peer), round,
-                                SignalOp::set);
-                   p.wait_until(signal.local(), Compare::ge, round);
-                 } else {
-                   p.wait_until(signal.local(), Compare::ge, round);
-                   p.put_signal(data.at(peer), source.data(), s, signal.at(peer), round,
-                                SignalOp::set);
-                 }
-               }) / 2;
+        return per_iteration(n,
+                             [&](int) {
+                               ++round;
+                               if (me == 0) {
+                                 p.put_signal(data.at(peer), source.data(), s, signal.at(peer),
+                                              round, SignalOp::set);
+                                 p.wait_until(signal.local(), Compare::ge, round);
+                               } else {
+                                 p.wait_until(signal.local(), Compare::ge, round);
+                                 p.put_signal(data.at(peer), source.data(), s, signal.at(peer),
+                                              round, SignalOp::set);
+                               }
+                             }) /
+               2;
       };
       row.mpi = [&](std::size_t s, int n) {
         if (me > 1) return 0.0;
@@ -61,16 +63,18 @@ int main(int argc, char** argv) {
             MPI_Win_flush(me, win);
           } while (seen < round);
         };
-        return per_iteration(n, [&](int) {
-                 ++round;
-                 if (me == 0) {
-                   signal_and_data();
-                   wait_flag();
-                 } else {
-                   wait_flag();
-                   signal_and_data();
-                 }
-               }) / 2;
+        return per_iteration(n,
+                             [&](int) {
+                               ++round;
+                               if (me == 0) {
+                                 signal_and_data();
+                                 wait_flag();
+                               } else {
+                                 wait_flag();
+                                 signal_and_data();
+                               }
+                             }) /
+               2;
       };
       h.run(row);
     }

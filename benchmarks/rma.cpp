@@ -22,8 +22,10 @@ struct RmaPair {
   ~RmaPair() { pgas.free(remote); }
 
   void mpidsm_nbi(std::size_t s) {
-    if (direction == Direction::put) pgas.put_nbi(remote.at(1), local.data(), s);
-    else pgas.get_nbi(local.data(), remote.at(1), s);
+    if (direction == Direction::put)
+      pgas.put_nbi(remote.at(1), local.data(), s);
+    else
+      pgas.get_nbi(local.data(), remote.at(1), s);
   }
   void mpidsm_blocking(std::size_t s) {
     if (direction == Direction::put) {
@@ -78,11 +80,12 @@ int rma_latency(int argc, char** argv, Direction direction) {
   {
     Harness h(argc, argv, {name(direction, false), Unit::latency_us});
     RmaPair pair(h, direction);
-    sweep(h, 1, [&](std::size_t s) { pair.mpidsm_blocking(s); },
-          [&](std::size_t s) {
-            pair.mpi_op(s);
-            MPI_Win_flush(1, pair.window.win());
-          });
+    sweep(
+        h, 1, [&](std::size_t s) { pair.mpidsm_blocking(s); },
+        [&](std::size_t s) {
+          pair.mpi_op(s);
+          MPI_Win_flush(1, pair.window.win());
+        });
   }
   MPI_Finalize();
   return 0;
@@ -94,15 +97,16 @@ int rma_bandwidth(int argc, char** argv, Direction direction) {
     Harness h(argc, argv, {name(direction, true), Unit::bandwidth_mbs, true, true});
     RmaPair pair(h, direction);
     const int window = h.options().window;
-    sweep(h, window,
-          [&](std::size_t s) {
-            for (int w = 0; w < window; ++w) pair.mpidsm_nbi(s);
-            pair.pgas.quiet();
-          },
-          [&](std::size_t s) {
-            for (int w = 0; w < window; ++w) pair.mpi_op(s);
-            MPI_Win_flush(1, pair.window.win());
-          });
+    sweep(
+        h, window,
+        [&](std::size_t s) {
+          for (int w = 0; w < window; ++w) pair.mpidsm_nbi(s);
+          pair.pgas.quiet();
+        },
+        [&](std::size_t s) {
+          for (int w = 0; w < window; ++w) pair.mpi_op(s);
+          MPI_Win_flush(1, pair.window.win());
+        });
   }
   MPI_Finalize();
   return 0;

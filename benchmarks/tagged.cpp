@@ -29,27 +29,33 @@ int tagged_latency(int argc, char** argv) {
         std::span<const std::byte> send(out.data(), s);
         std::span<std::byte> receive(in.data(), s);
         if (me > 1) return 0.0;
-        return per_iteration(n, [&](int) {
-                 if (me == 0) {
-                   m.send(1, kTag, send);
-                   m.recv(1, kTag, receive);
-                 } else {
-                   m.recv(0, kTag, receive);
-                   m.send(0, kTag, send);
-                 }
-               }) / 2;
+        return per_iteration(n,
+                             [&](int) {
+                               if (me == 0) {
+                                 m.send(1, kTag, send);
+                                 m.recv(1, kTag, receive);
+                               } else {
+                                 m.recv(0, kTag, receive);
+                                 m.send(0, kTag, send);
+                               }
+                             }) /
+               2;
       };
       row.mpi = [&](std::size_t s, int n) {
         if (me > 1) return 0.0;
-        return per_iteration(n, [&](int) {
-                 if (me == 0) {
-                   MPI_Send(out.data(), int(s), MPI_BYTE, 1, kTag, MPI_COMM_WORLD);
-                   MPI_Recv(in.data(), int(s), MPI_BYTE, 1, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                 } else {
-                   MPI_Recv(in.data(), int(s), MPI_BYTE, 0, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                   MPI_Send(out.data(), int(s), MPI_BYTE, 0, kTag, MPI_COMM_WORLD);
-                 }
-               }) / 2;
+        return per_iteration(n,
+                             [&](int) {
+                               if (me == 0) {
+                                 MPI_Send(out.data(), int(s), MPI_BYTE, 1, kTag, MPI_COMM_WORLD);
+                                 MPI_Recv(in.data(), int(s), MPI_BYTE, 1, kTag, MPI_COMM_WORLD,
+                                          MPI_STATUS_IGNORE);
+                               } else {
+                                 MPI_Recv(in.data(), int(s), MPI_BYTE, 0, kTag, MPI_COMM_WORLD,
+                                          MPI_STATUS_IGNORE);
+                                 MPI_Send(out.data(), int(s), MPI_BYTE, 0, kTag, MPI_COMM_WORLD);
+                               }
+                             }) /
+               2;
       };
       h.run(row);
     }

@@ -65,8 +65,10 @@ int run(mpidsm::Runtime& rt, std::size_t words) {
   long total = 0;
   MPI_Allreduce(&errors, &total, 1, MPI_LONG, MPI_SUM, rt.comm());
   if (me == 0) {
-    std::printf("transport_exchange: %d ranks, %zu bytes to every peer by put, get, tag and "
-                "atomic: %s (%ld errors)\n", n, slot, total == 0 ? "verified" : "FAILED", total);
+    std::printf(
+        "transport_exchange: %d ranks, %zu bytes to every peer by put, get, tag and "
+        "atomic: %s (%ld errors)\n",
+        n, slot, total == 0 ? "verified" : "FAILED", total);
     std::printf("  progress thread: %s\n", rt.progress_thread_running() ? "running" : "not needed");
   }
   return total == 0 ? 0 : 1;

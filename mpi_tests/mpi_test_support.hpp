@@ -69,13 +69,13 @@ inline bool tcp_only() {
 
 // Asserts that `statement` throws mpidsm::Error with `code` and a message
 // containing `fragment`.
-#define EXPECT_MPIDSM_ERROR(statement, expected_code, fragment)                        \
-  do {                                                                                 \
-    try {                                                                              \
-      statement;                                                                       \
-      ADD_FAILURE() << "expected mpidsm::Error from " #statement;                      \
-    } catch (const ::mpidsm::Error& e) {                                               \
-      EXPECT_EQ(e.code(), expected_code) << e.what();                                  \
+#define EXPECT_MPIDSM_ERROR(statement, expected_code, fragment)                       \
+  do {                                                                                \
+    try {                                                                             \
+      statement;                                                                      \
+      ADD_FAILURE() << "expected mpidsm::Error from " #statement;                     \
+    } catch (const ::mpidsm::Error& e) {                                              \
+      EXPECT_EQ(e.code(), expected_code) << e.what();                                 \
       EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what(); \
-    }                                                                                  \
+    }                                                                                 \
   } while (0)

@@ -43,11 +43,11 @@ void exchange_while_targets_idle(IdleWait idle_wait) {
       for (int i = 0; i < 100; ++i)
         EXPECT_EQ(t.atomic_fetch<std::uint64_t>(AtomicOp::add, peer, region, kBytes, 2),
                   std::uint64_t(2 * i));
-      EXPECT_EQ(t.atomic_fetch<std::uint64_t>(AtomicOp::compare_swap, peer, region, kBytes, 7,
-                                              200),
+      EXPECT_EQ(t.atomic_fetch<std::uint64_t>(AtomicOp::compare_swap, peer, region, kBytes, 7, 200),
                 200u);
     }
-    for (int peer = 1; peer < t.size(); ++peer) MPI_Send(nullptr, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+    for (int peer = 1; peer < t.size(); ++peer)
+      MPI_Send(nullptr, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
   } else {
     idle_wait();
     EXPECT_EQ(first_mismatch(local, 0, t.rank(), kBytes), kBytes);

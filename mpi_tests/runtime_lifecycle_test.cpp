@@ -128,8 +128,9 @@ TEST(RuntimeLifecycle, NullCommunicatorIsRejected) {
 
 TEST(RuntimeLifecycle, BadConfigurationFailsEveryRankAndNamesTheVariable) {
   setenv("MPIDSM_PROGRESS_THREAD", "sometimes", 1);
-  EXPECT_MPIDSM_ERROR(Runtime(MPI_COMM_WORLD), Errc::config,
-                      "MPIDSM_PROGRESS_THREAD='sometimes' is invalid: expected one of auto, on, off");
+  EXPECT_MPIDSM_ERROR(
+      Runtime(MPI_COMM_WORLD), Errc::config,
+      "MPIDSM_PROGRESS_THREAD='sometimes' is invalid: expected one of auto, on, off");
   unsetenv("MPIDSM_PROGRESS_THREAD");
   setenv("MPIDSM_RNDV_THRESH", "12Q", 1);
   EXPECT_MPIDSM_ERROR(Runtime(MPI_COMM_WORLD), Errc::config, "MPIDSM_RNDV_THRESH='12Q'");

@@ -78,8 +78,7 @@ TYPED_TEST(TransportAtomicWidth, EveryOperationOnEveryPeer) {
     EXPECT_EQ(t.atomic_fetch<T>(AtomicOp::add, peer, region, offset, T(5)), base);
     EXPECT_EQ(t.atomic_fetch<T>(AtomicOp::compare_swap, peer, region, offset, T(7), T(1)),
               T(base + 5));  // comparand differs: no swap
-    EXPECT_EQ(t.atomic_fetch<T>(AtomicOp::compare_swap, peer, region, offset, T(0x70),
-                                T(base + 5)),
+    EXPECT_EQ(t.atomic_fetch<T>(AtomicOp::compare_swap, peer, region, offset, T(0x70), T(base + 5)),
               T(base + 5));  // comparand matches: swapped in 0x70
     EXPECT_EQ(t.atomic_fetch<T>(AtomicOp::bit_or, peer, region, offset, T(0x0f)), T(0x70));
     EXPECT_EQ(t.atomic_fetch<T>(AtomicOp::bit_and, peer, region, offset, T(0x3c)), T(0x7f));

@@ -49,16 +49,14 @@ TEST_F(TransportErrors, OffsetsAndSizesOutsideTheRegion) {
   std::vector<char> buffer(8192);
   EXPECT_MPIDSM_ERROR(t.put(0, region_, 4090, buffer.data(), 16), Errc::out_of_range,
                       "offset 4090 + size 16 exceeds the region of 4096 bytes");
-  EXPECT_MPIDSM_ERROR(t.get(0, region_, 5000, buffer.data(), 1), Errc::out_of_range,
-                      "offset 5000");
+  EXPECT_MPIDSM_ERROR(t.get(0, region_, 5000, buffer.data(), 1), Errc::out_of_range, "offset 5000");
   EXPECT_MPIDSM_ERROR(t.put_nbi(0, region_, 0, buffer.data(), 8192), Errc::out_of_range,
                       "size 8192");
   // offset + size wraps around: must not pass the range check.
-  EXPECT_MPIDSM_ERROR(t.get(0, region_, std::numeric_limits<std::size_t>::max() - 2,
-                            buffer.data(), 8),
-                      Errc::out_of_range, "exceeds the region");
-  EXPECT_MPIDSM_ERROR(t.put(0, region_, 0, buffer.data(), 0), Errc::invalid_argument,
-                      "size is 0");
+  EXPECT_MPIDSM_ERROR(
+      t.get(0, region_, std::numeric_limits<std::size_t>::max() - 2, buffer.data(), 8),
+      Errc::out_of_range, "exceeds the region");
+  EXPECT_MPIDSM_ERROR(t.put(0, region_, 0, buffer.data(), 0), Errc::invalid_argument, "size is 0");
 }
 
 TEST_F(TransportErrors, MisalignedAndInvalidAtomics) {
@@ -89,8 +87,7 @@ TEST_F(TransportErrors, UnregisteredAddressesAndStaleHandles) {
   MemoryRegion copy = doomed;
   t.deregister(doomed);
   EXPECT_FALSE(copy.valid());
-  EXPECT_MPIDSM_ERROR(t.get(0, copy, 0, &byte, 1), Errc::unregistered,
-                      "used after deregistration");
+  EXPECT_MPIDSM_ERROR(t.get(0, copy, 0, &byte, 1), Errc::unregistered, "used after deregistration");
   EXPECT_MPIDSM_ERROR(copy.local_base(), Errc::unregistered, "used after deregistration");
   // Deregistering a stale handle fails on every rank together, never hangs.
   EXPECT_MPIDSM_ERROR(t.deregister(copy), Errc::unregistered, "not registered");
@@ -115,8 +112,8 @@ TEST_F(TransportErrors, RegistrationFailureOnOneRankFailsAllRanks) {
     t.deregister(r);
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::invalid_argument) << e.what();
-    std::string expected = t.rank() == bad ? "base address is null"
-                                           : "failed on rank " + std::to_string(bad);
+    std::string expected =
+        t.rank() == bad ? "base address is null" : "failed on rank " + std::to_string(bad);
     EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
   }
 }

@@ -11,8 +11,8 @@
 namespace mpidsm {
 namespace {
 
-using testing::first_mismatch;
 using testing::fill_pattern;
+using testing::first_mismatch;
 
 constexpr std::size_t kMaxSize = 4u << 20;
 

@@ -22,10 +22,12 @@ TEST(Error, WithoutRank) {
 }
 
 TEST(Error, EveryCodeMapsToADistinctNamedCStatus) {
-  const Errc all[] = {Errc::invalid_argument, Errc::out_of_range,  Errc::invalid_rank,
-                      Errc::not_initialized,  Errc::unregistered,  Errc::collective_mismatch,
-                      Errc::truncated,        Errc::config,        Errc::transport,
-                      Errc::mpi,              Errc::no_memory,     Errc::invalid_state};
+  const Errc all[] = {Errc::invalid_argument, Errc::out_of_range,
+                      Errc::invalid_rank,     Errc::not_initialized,
+                      Errc::unregistered,     Errc::collective_mismatch,
+                      Errc::truncated,        Errc::config,
+                      Errc::transport,        Errc::mpi,
+                      Errc::no_memory,        Errc::invalid_state};
   for (Errc a : all) {
     EXPECT_LT(to_status(a), MPIDSM_SUCCESS);
     EXPECT_STRNE(mpidsm_status_string(to_status(a)), "unknown status");

@@ -39,7 +39,8 @@ TEST(HeapAllocator, FreeMergesNeighboursSoLargeBlocksFitAgain) {
 
 TEST(HeapAllocator, SameSequenceGivesSameOffsets) {
   HeapAllocator one(1 << 20), two(1 << 20);
-  for (std::size_t size : {100u, 5000u, 64u, 70000u}) EXPECT_EQ(one.allocate(size), two.allocate(size));
+  for (std::size_t size : {100u, 5000u, 64u, 70000u})
+    EXPECT_EQ(one.allocate(size), two.allocate(size));
   one.free(64 * 2);
   two.free(64 * 2);
   EXPECT_EQ(one.allocate(10), two.allocate(10));

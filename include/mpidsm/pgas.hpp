@@ -40,8 +40,8 @@ namespace detail {
 // One collective allocation. Records are kept (and reused) by the Pgas, so a
 // global pointer can always ask whether its allocation is still alive.
 struct Allocation {
-  std::size_t offset = 0;      // in the symmetric heap
-  std::size_t bytes = 0;       // as requested
+  std::size_t offset = 0;        // in the symmetric heap
+  std::size_t bytes = 0;         // as requested
   std::uint64_t generation = 0;  // 0 once freed
 };
 
@@ -201,11 +201,17 @@ class Pgas {
 
   // --- atomics on 32- and 64-bit integers -------------------------------------
   template <AtomicWord T>
-  T atomic_fetch(global_ptr<T> p) { return fetch_op(AtomicOp::add, p, T(0)); }
+  T atomic_fetch(global_ptr<T> p) {
+    return fetch_op(AtomicOp::add, p, T(0));
+  }
   template <AtomicWord T>
-  void atomic_set(global_ptr<T> p, T value) { fetch_op(AtomicOp::swap, p, value); }
+  void atomic_set(global_ptr<T> p, T value) {
+    fetch_op(AtomicOp::swap, p, value);
+  }
   template <AtomicWord T>
-  T atomic_swap(global_ptr<T> p, T value) { return fetch_op(AtomicOp::swap, p, value); }
+  T atomic_swap(global_ptr<T> p, T value) {
+    return fetch_op(AtomicOp::swap, p, value);
+  }
   // Returns the old value; stores desired only if the old value equals expected.
   template <AtomicWord T>
   T atomic_compare_swap(global_ptr<T> p, T expected, T desired) {
@@ -214,26 +220,46 @@ class Pgas {
                                        static_cast<std::uint64_t>(expected), true));
   }
   template <AtomicWord T>
-  T atomic_fetch_add(global_ptr<T> p, T value) { return fetch_op(AtomicOp::add, p, value); }
+  T atomic_fetch_add(global_ptr<T> p, T value) {
+    return fetch_op(AtomicOp::add, p, value);
+  }
   template <AtomicWord T>
-  T atomic_fetch_inc(global_ptr<T> p) { return fetch_op(AtomicOp::add, p, T(1)); }
+  T atomic_fetch_inc(global_ptr<T> p) {
+    return fetch_op(AtomicOp::add, p, T(1));
+  }
   template <AtomicWord T>
-  T atomic_fetch_and(global_ptr<T> p, T value) { return fetch_op(AtomicOp::bit_and, p, value); }
+  T atomic_fetch_and(global_ptr<T> p, T value) {
+    return fetch_op(AtomicOp::bit_and, p, value);
+  }
   template <AtomicWord T>
-  T atomic_fetch_or(global_ptr<T> p, T value) { return fetch_op(AtomicOp::bit_or, p, value); }
+  T atomic_fetch_or(global_ptr<T> p, T value) {
+    return fetch_op(AtomicOp::bit_or, p, value);
+  }
   template <AtomicWord T>
-  T atomic_fetch_xor(global_ptr<T> p, T value) { return fetch_op(AtomicOp::bit_xor, p, value); }
+  T atomic_fetch_xor(global_ptr<T> p, T value) {
+    return fetch_op(AtomicOp::bit_xor, p, value);
+  }
   // Non-fetching: complete at the next quiet.
   template <AtomicWord T>
-  void atomic_add(global_ptr<T> p, T value) { post_op(AtomicOp::add, p, value); }
+  void atomic_add(global_ptr<T> p, T value) {
+    post_op(AtomicOp::add, p, value);
+  }
   template <AtomicWord T>
-  void atomic_inc(global_ptr<T> p) { post_op(AtomicOp::add, p, T(1)); }
+  void atomic_inc(global_ptr<T> p) {
+    post_op(AtomicOp::add, p, T(1));
+  }
   template <AtomicWord T>
-  void atomic_and(global_ptr<T> p, T value) { post_op(AtomicOp::bit_and, p, value); }
+  void atomic_and(global_ptr<T> p, T value) {
+    post_op(AtomicOp::bit_and, p, value);
+  }
   template <AtomicWord T>
-  void atomic_or(global_ptr<T> p, T value) { post_op(AtomicOp::bit_or, p, value); }
+  void atomic_or(global_ptr<T> p, T value) {
+    post_op(AtomicOp::bit_or, p, value);
+  }
   template <AtomicWord T>
-  void atomic_xor(global_ptr<T> p, T value) { post_op(AtomicOp::bit_xor, p, value); }
+  void atomic_xor(global_ptr<T> p, T value) {
+    post_op(AtomicOp::bit_xor, p, value);
+  }
 
   // --- signals -------------------------------------------------------------------
   // Puts count elements, then sets or adds to the signal word on the same rank;
@@ -280,12 +306,18 @@ class Pgas {
   template <class T>
   static bool compare(T a, Compare cmp, T b) {
     switch (cmp) {
-      case Compare::eq: return a == b;
-      case Compare::ne: return a != b;
-      case Compare::gt: return a > b;
-      case Compare::ge: return a >= b;
-      case Compare::lt: return a < b;
-      case Compare::le: return a <= b;
+      case Compare::eq:
+        return a == b;
+      case Compare::ne:
+        return a != b;
+      case Compare::gt:
+        return a > b;
+      case Compare::ge:
+        return a >= b;
+      case Compare::lt:
+        return a < b;
+      case Compare::le:
+        return a <= b;
     }
     return false;
   }
@@ -309,9 +341,9 @@ class Pgas {
                  Completion completion);
   Request put_request(const detail::GlobalAddress& dst, const void* src, std::size_t bytes);
   Request get_request(void* dst, const detail::GlobalAddress& src, std::size_t bytes);
-  void strided(bool is_put, const detail::GlobalAddress& remote, void* local,
-               std::size_t element, std::ptrdiff_t remote_stride, std::ptrdiff_t local_stride,
-               std::size_t block, std::size_t blocks);
+  void strided(bool is_put, const detail::GlobalAddress& remote, void* local, std::size_t element,
+               std::ptrdiff_t remote_stride, std::ptrdiff_t local_stride, std::size_t block,
+               std::size_t blocks);
   std::uint64_t atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, std::size_t width,
                              std::uint64_t operand, std::uint64_t compare, bool fetch);
   void put_signal_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,

@@ -61,10 +61,10 @@ namespace detail {
 
 // What this rank knows of one peer's part of a registered region.
 struct RemoteKey {
-  std::uint64_t base = 0;     // the region's address in the peer's address space
-  std::size_t size = 0;       // the peer's region size
-  void* rkey = nullptr;       // ucp_rkey_h unpacked on the endpoint to the peer
-  void* mapped = nullptr;     // where the peer's region is mapped here, or nullptr
+  std::uint64_t base = 0;  // the region's address in the peer's address space
+  std::size_t size = 0;    // the peer's region size
+  void* rkey = nullptr;    // ucp_rkey_h unpacked on the endpoint to the peer
+  void* mapped = nullptr;  // where the peer's region is mapped here, or nullptr
 };
 
 // Registered region bookkeeping. Slots are reused; a generation number tells a
@@ -145,7 +145,7 @@ class Request {
 };
 
 template <class T>
-concept AtomicWord = std::integral<T> && (sizeof(T) == 4 || sizeof(T) == 8);
+concept AtomicWord = std::integral<T> &&(sizeof(T) == 4 || sizeof(T) == 8);
 
 class Transport {
  public:
@@ -174,8 +174,7 @@ class Transport {
   // --- RMA ---------------------------------------------------------------------
   void put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
                std::size_t size);
-  void get_nbi(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
-               std::size_t size);
+  void get_nbi(int peer, const MemoryRegion& src, std::size_t offset, void* dst, std::size_t size);
   Request put_nb(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
                  std::size_t size);
   Request get_nb(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
@@ -193,11 +192,11 @@ class Transport {
   // --- atomics on 32- and 64-bit words (offset aligned to the word size) --------
   // Returns the previous value. compare is used by compare_swap only.
   template <AtomicWord T>
-  T atomic_fetch(AtomicOp op, int peer, const MemoryRegion& region, std::size_t offset,
-                 T operand, T compare = 0) {
-    std::uint64_t result = atomic_fetch_raw(op, peer, region, offset, sizeof(T),
-                                            static_cast<std::uint64_t>(operand),
-                                            static_cast<std::uint64_t>(compare));
+  T atomic_fetch(AtomicOp op, int peer, const MemoryRegion& region, std::size_t offset, T operand,
+                 T compare = 0) {
+    std::uint64_t result =
+        atomic_fetch_raw(op, peer, region, offset, sizeof(T), static_cast<std::uint64_t>(operand),
+                         static_cast<std::uint64_t>(compare));
     return static_cast<T>(result);
   }
   // Non-fetching (add, and, or, xor): remote completion at the next flush.

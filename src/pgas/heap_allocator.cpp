@@ -5,8 +5,7 @@
 
 namespace mpidsm::detail {
 
-HeapAllocator::HeapAllocator(std::size_t capacity)
-    : capacity_(capacity / alignment * alignment) {
+HeapAllocator::HeapAllocator(std::size_t capacity) : capacity_(capacity / alignment * alignment) {
   if (capacity_ > 0) free_.emplace(0, capacity_);
 }
 

@@ -12,7 +12,8 @@ namespace mpidsm::detail {
 
 class HeapAllocator {
  public:
-  static constexpr std::size_t alignment = 64;  // a cache line: no false sharing between allocations
+  static constexpr std::size_t alignment =
+      64;  // a cache line: no false sharing between allocations
 
   explicit HeapAllocator(std::size_t capacity);
 

@@ -24,11 +24,16 @@ std::uint64_t cpu_atomic(AtomicOp op, void* address, std::uint64_t operand, std:
   auto* word = static_cast<W*>(address);
   const W value = static_cast<W>(operand);
   switch (op) {
-    case AtomicOp::add: return __atomic_fetch_add(word, value, __ATOMIC_SEQ_CST);
-    case AtomicOp::bit_and: return __atomic_fetch_and(word, value, __ATOMIC_SEQ_CST);
-    case AtomicOp::bit_or: return __atomic_fetch_or(word, value, __ATOMIC_SEQ_CST);
-    case AtomicOp::bit_xor: return __atomic_fetch_xor(word, value, __ATOMIC_SEQ_CST);
-    case AtomicOp::swap: return __atomic_exchange_n(word, value, __ATOMIC_SEQ_CST);
+    case AtomicOp::add:
+      return __atomic_fetch_add(word, value, __ATOMIC_SEQ_CST);
+    case AtomicOp::bit_and:
+      return __atomic_fetch_and(word, value, __ATOMIC_SEQ_CST);
+    case AtomicOp::bit_or:
+      return __atomic_fetch_or(word, value, __ATOMIC_SEQ_CST);
+    case AtomicOp::bit_xor:
+      return __atomic_fetch_xor(word, value, __ATOMIC_SEQ_CST);
+    case AtomicOp::swap:
+      return __atomic_exchange_n(word, value, __ATOMIC_SEQ_CST);
     case AtomicOp::compare_swap: {
       W expected = static_cast<W>(compare);
       __atomic_compare_exchange_n(word, &expected, value, false, __ATOMIC_SEQ_CST,
@@ -113,8 +118,12 @@ Pgas::~Pgas() {
   }
 }
 
-std::size_t Pgas::heap_capacity() const { return state_->allocator.capacity(); }
-std::size_t Pgas::heap_used() const { return state_->allocator.used(); }
+std::size_t Pgas::heap_capacity() const {
+  return state_->allocator.capacity();
+}
+std::size_t Pgas::heap_used() const {
+  return state_->allocator.used();
+}
 bool Pgas::direct(int rank) const {
   return rank >= 0 && rank < size_ && state_->direct_base[rank] != nullptr;
 }
@@ -133,8 +142,7 @@ const detail::Allocation* Pgas::allocate_bytes(std::size_t bytes, std::uint64_t&
                 "allocate: ranks asked for different sizes (smallest " + std::to_string(smallest) +
                     " bytes, largest " + std::to_string(largest) + ", this rank " +
                     std::to_string(bytes) + "); symmetric allocations must match on every rank");
-  if (bytes == 0)
-    throw Error(Errc::invalid_argument, rank_, "allocate: size is 0");
+  if (bytes == 0) throw Error(Errc::invalid_argument, rank_, "allocate: size is 0");
   std::optional<std::size_t> offset = s.allocator.allocate(bytes);
   if (!offset)
     throw Error(Errc::no_memory, rank_,
@@ -247,7 +255,8 @@ void Pgas::strided(bool is_put, const detail::GlobalAddress& remote, void* local
                     std::to_string(local_stride) + ") must be at least the block length " +
                     std::to_string(block));
   // Check the whole footprint once, then move block by block.
-  const std::size_t span = (static_cast<std::size_t>(remote_stride) * (blocks - 1) + block) * element;
+  const std::size_t span =
+      (static_cast<std::size_t>(remote_stride) * (blocks - 1) + block) * element;
   state_->resolve(remote, span, operation);
   auto* bytes = static_cast<std::byte*>(local);
   detail::GlobalAddress at = remote;
@@ -318,8 +327,7 @@ std::uint64_t Pgas::atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, st
 }
 
 void Pgas::put_signal_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
-                            const detail::GlobalAddress& signal, std::uint64_t value,
-                            SignalOp op) {
+                            const detail::GlobalAddress& signal, std::uint64_t value, SignalOp op) {
   State& s = *state_;
   if (signal.rank != dst.rank)
     throw Error(Errc::invalid_argument, rank_,
@@ -341,17 +349,21 @@ void Pgas::check_symmetric(const void* word, std::size_t width, const char* oper
   if (at < base || at + width > base + state_->allocator.capacity()) {
     char text[32];
     std::snprintf(text, sizeof text, "%p", word);
-    throw Error(Errc::unregistered, rank_,
-                std::string(operation) + ": address " + text +
-                    " is not in this rank's symmetric heap");
+    throw Error(
+        Errc::unregistered, rank_,
+        std::string(operation) + ": address " + text + " is not in this rank's symmetric heap");
   }
   if (reinterpret_cast<std::uintptr_t>(word) % width != 0)
-    throw Error(Errc::invalid_argument, rank_,
-                std::string(operation) + ": word is not aligned to " + std::to_string(width) +
-                    " bytes");
+    throw Error(
+        Errc::invalid_argument, rank_,
+        std::string(operation) + ": word is not aligned to " + std::to_string(width) + " bytes");
 }
 
-bool Pgas::progress() { return state_->transport.progress(); }
-void Pgas::yield() { sched_yield(); }
+bool Pgas::progress() {
+  return state_->transport.progress();
+}
+void Pgas::yield() {
+  sched_yield();
+}
 
 }  // namespace mpidsm

@@ -12,20 +12,29 @@ namespace {
 
 const char* port_state_name(ibv_port_state state) {
   switch (state) {
-    case IBV_PORT_DOWN: return "DOWN";
-    case IBV_PORT_INIT: return "INIT";
-    case IBV_PORT_ARMED: return "ARMED";
-    case IBV_PORT_ACTIVE: return "ACTIVE";
-    case IBV_PORT_ACTIVE_DEFER: return "ACTIVE_DEFER";
-    default: return "NOP";
+    case IBV_PORT_DOWN:
+      return "DOWN";
+    case IBV_PORT_INIT:
+      return "INIT";
+    case IBV_PORT_ARMED:
+      return "ARMED";
+    case IBV_PORT_ACTIVE:
+      return "ACTIVE";
+    case IBV_PORT_ACTIVE_DEFER:
+      return "ACTIVE_DEFER";
+    default:
+      return "NOP";
   }
 }
 
 const char* link_layer_name(std::uint8_t link_layer) {
   switch (link_layer) {
-    case IBV_LINK_LAYER_INFINIBAND: return "InfiniBand";
-    case IBV_LINK_LAYER_ETHERNET: return "Ethernet";
-    default: return "unspecified";
+    case IBV_LINK_LAYER_INFINIBAND:
+      return "InfiniBand";
+    case IBV_LINK_LAYER_ETHERNET:
+      return "Ethernet";
+    default:
+      return "unspecified";
   }
 }
 

@@ -49,9 +49,12 @@ ProgressMode parse_progress_mode(const std::string& text) {
 
 const char* to_string(ProgressMode mode) {
   switch (mode) {
-    case ProgressMode::automatic: return "auto";
-    case ProgressMode::on: return "on";
-    case ProgressMode::off: return "off";
+    case ProgressMode::automatic:
+      return "auto";
+    case ProgressMode::on:
+      return "on";
+    case ProgressMode::off:
+      return "off";
   }
   return "?";
 }
@@ -66,10 +69,14 @@ std::size_t parse_size(const char* variable, const std::string& text) {
   if (errno == ERANGE) bad_value(variable, text, allowed);
   unsigned shift = 0;
   std::string suffix(end);
-  if (suffix == "K" || suffix == "k" || suffix == "KB" || suffix == "KiB") shift = 10;
-  else if (suffix == "M" || suffix == "m" || suffix == "MB" || suffix == "MiB") shift = 20;
-  else if (suffix == "G" || suffix == "g" || suffix == "GB" || suffix == "GiB") shift = 30;
-  else if (!suffix.empty()) bad_value(variable, text, allowed);
+  if (suffix == "K" || suffix == "k" || suffix == "KB" || suffix == "KiB")
+    shift = 10;
+  else if (suffix == "M" || suffix == "m" || suffix == "MB" || suffix == "MiB")
+    shift = 20;
+  else if (suffix == "G" || suffix == "g" || suffix == "GB" || suffix == "GiB")
+    shift = 30;
+  else if (!suffix.empty())
+    bad_value(variable, text, allowed);
   if (value > (std::numeric_limits<std::size_t>::max() >> shift))
     bad_value(variable, text, "a size that fits in 64 bits");
   return static_cast<std::size_t>(value) << shift;
@@ -88,9 +95,12 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   }
   if (const char* v = lookup(kDirectAccess)) {
     std::string text(v);
-    if (text == "auto" || text == "on") config.direct_access = true;
-    else if (text == "off") config.direct_access = false;
-    else bad_value(kDirectAccess, text, "one of auto, off");
+    if (text == "auto" || text == "on")
+      config.direct_access = true;
+    else if (text == "off")
+      config.direct_access = false;
+    else
+      bad_value(kDirectAccess, text, "one of auto, off");
   }
   return config;
 }
@@ -108,7 +118,9 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
   };
 }
 
-std::span<const ConfigVariable> Config::variables() { return kVariables; }
+std::span<const ConfigVariable> Config::variables() {
+  return kVariables;
+}
 
 std::vector<std::string> Config::unknown_variables(char* const* env) {
   std::vector<std::string> unknown;

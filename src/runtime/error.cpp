@@ -27,19 +27,32 @@ Error::Error(Errc code, int rank, const std::string& message)
 
 extern "C" const char* mpidsm_status_string(mpidsm_status_t status) {
   switch (status) {
-    case MPIDSM_SUCCESS: return "success";
-    case MPIDSM_ERR_INVALID_ARGUMENT: return "invalid argument";
-    case MPIDSM_ERR_OUT_OF_RANGE: return "out of range";
-    case MPIDSM_ERR_INVALID_RANK: return "invalid rank";
-    case MPIDSM_ERR_NOT_INITIALIZED: return "not initialized";
-    case MPIDSM_ERR_UNREGISTERED: return "unregistered address";
-    case MPIDSM_ERR_COLLECTIVE_MISMATCH: return "collective mismatch";
-    case MPIDSM_ERR_TRUNCATED: return "message truncated";
-    case MPIDSM_ERR_CONFIG: return "configuration error";
-    case MPIDSM_ERR_TRANSPORT: return "transport error";
-    case MPIDSM_ERR_MPI: return "MPI error";
-    case MPIDSM_ERR_NO_MEMORY: return "out of memory";
-    case MPIDSM_ERR_INVALID_STATE: return "invalid state";
+    case MPIDSM_SUCCESS:
+      return "success";
+    case MPIDSM_ERR_INVALID_ARGUMENT:
+      return "invalid argument";
+    case MPIDSM_ERR_OUT_OF_RANGE:
+      return "out of range";
+    case MPIDSM_ERR_INVALID_RANK:
+      return "invalid rank";
+    case MPIDSM_ERR_NOT_INITIALIZED:
+      return "not initialized";
+    case MPIDSM_ERR_UNREGISTERED:
+      return "unregistered address";
+    case MPIDSM_ERR_COLLECTIVE_MISMATCH:
+      return "collective mismatch";
+    case MPIDSM_ERR_TRUNCATED:
+      return "message truncated";
+    case MPIDSM_ERR_CONFIG:
+      return "configuration error";
+    case MPIDSM_ERR_TRANSPORT:
+      return "transport error";
+    case MPIDSM_ERR_MPI:
+      return "MPI error";
+    case MPIDSM_ERR_NO_MEMORY:
+      return "out of memory";
+    case MPIDSM_ERR_INVALID_STATE:
+      return "invalid state";
   }
   return "unknown status";
 }

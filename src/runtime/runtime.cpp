@@ -149,12 +149,26 @@ Runtime::State& Runtime::state() const {
   return *state_;
 }
 
-int Runtime::rank() const { return state().rank; }
-int Runtime::size() const { return state().size; }
-MPI_Comm Runtime::comm() const { return state().comm; }
-std::uint16_t Runtime::id() const { return state().id; }
-const Config& Runtime::config() const { return state().config; }
-Transport& Runtime::transport() { return *state().transport; }
-bool Runtime::progress_thread_running() const { return state().progress != nullptr; }
+int Runtime::rank() const {
+  return state().rank;
+}
+int Runtime::size() const {
+  return state().size;
+}
+MPI_Comm Runtime::comm() const {
+  return state().comm;
+}
+std::uint16_t Runtime::id() const {
+  return state().id;
+}
+const Config& Runtime::config() const {
+  return state().config;
+}
+Transport& Runtime::transport() {
+  return *state().transport;
+}
+bool Runtime::progress_thread_running() const {
+  return state().progress != nullptr;
+}
 
 }  // namespace mpidsm

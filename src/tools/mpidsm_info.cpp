@@ -61,8 +61,8 @@ int print_config() {
   auto values = config.describe();
   auto variables = mpidsm::Config::variables();
   for (std::size_t i = 0; i < variables.size(); ++i) {
-    std::printf("  %-26s = %-8s (default %s)\n", values[i].first.c_str(),
-                values[i].second.c_str(), variables[i].default_value);
+    std::printf("  %-26s = %-8s (default %s)\n", values[i].first.c_str(), values[i].second.c_str(),
+                variables[i].default_value);
     std::printf("      %s\n", variables[i].description);
   }
   return status;
@@ -72,8 +72,10 @@ int print_config() {
 
 int main(int argc, char** argv) {
   if (argc > 1 && (std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0)) {
-    std::printf("usage: %s\n  Prints mpidsm's build, UCX's transports, RDMA devices and the "
-                "effective MPIDSM_* configuration.\n", argv[0]);
+    std::printf(
+        "usage: %s\n  Prints mpidsm's build, UCX's transports, RDMA devices and the "
+        "effective MPIDSM_* configuration.\n",
+        argv[0]);
     return 0;
   }
   print_build();

@@ -10,12 +10,18 @@ namespace {
 
 ucp_atomic_op_t to_ucp(AtomicOp op) {
   switch (op) {
-    case AtomicOp::add: return UCP_ATOMIC_OP_ADD;
-    case AtomicOp::swap: return UCP_ATOMIC_OP_SWAP;
-    case AtomicOp::compare_swap: return UCP_ATOMIC_OP_CSWAP;
-    case AtomicOp::bit_and: return UCP_ATOMIC_OP_AND;
-    case AtomicOp::bit_or: return UCP_ATOMIC_OP_OR;
-    case AtomicOp::bit_xor: return UCP_ATOMIC_OP_XOR;
+    case AtomicOp::add:
+      return UCP_ATOMIC_OP_ADD;
+    case AtomicOp::swap:
+      return UCP_ATOMIC_OP_SWAP;
+    case AtomicOp::compare_swap:
+      return UCP_ATOMIC_OP_CSWAP;
+    case AtomicOp::bit_and:
+      return UCP_ATOMIC_OP_AND;
+    case AtomicOp::bit_or:
+      return UCP_ATOMIC_OP_OR;
+    case AtomicOp::bit_xor:
+      return UCP_ATOMIC_OP_XOR;
   }
   return UCP_ATOMIC_OP_LAST;
 }
@@ -28,8 +34,10 @@ union Word {
 
 Word make_word(std::size_t width, std::uint64_t value) {
   Word word{};
-  if (width == 4) word.u32 = static_cast<std::uint32_t>(value);
-  else word.u64 = value;
+  if (width == 4)
+    word.u32 = static_cast<std::uint32_t>(value);
+  else
+    word.u64 = value;
   return word;
 }
 
@@ -41,12 +49,18 @@ std::uint64_t read_word(std::size_t width, const Word& word) {
 
 const char* to_string(AtomicOp op) {
   switch (op) {
-    case AtomicOp::add: return "add";
-    case AtomicOp::swap: return "swap";
-    case AtomicOp::compare_swap: return "compare_swap";
-    case AtomicOp::bit_and: return "and";
-    case AtomicOp::bit_or: return "or";
-    case AtomicOp::bit_xor: return "xor";
+    case AtomicOp::add:
+      return "add";
+    case AtomicOp::swap:
+      return "swap";
+    case AtomicOp::compare_swap:
+      return "compare_swap";
+    case AtomicOp::bit_and:
+      return "and";
+    case AtomicOp::bit_or:
+      return "or";
+    case AtomicOp::bit_xor:
+      return "xor";
   }
   return "?";
 }
@@ -118,9 +132,9 @@ void Transport::atomic_post_raw(AtomicOp op, int peer, const MemoryRegion& regio
   // UCX may read the operand until the request completes, and the operand
   // lives on this stack: wait for local completion (immediate on shared
   // memory); remote completion is left to the next flush.
-  impl_->wait(ucp_atomic_op_nbx(impl_->endpoints[peer], to_ucp(op), &buffer, 1,
-                                  key.base + offset, static_cast<ucp_rkey_h>(key.rkey), &param),
-                to_string(op), peer);
+  impl_->wait(ucp_atomic_op_nbx(impl_->endpoints[peer], to_ucp(op), &buffer, 1, key.base + offset,
+                                static_cast<ucp_rkey_h>(key.rkey), &param),
+              to_string(op), peer);
 }
 
 }  // namespace mpidsm

@@ -63,8 +63,8 @@ const detail::RemoteKey& Transport::Impl::remote(const MemoryRegion& region, int
                                    : "memory region handle is empty (never registered)"));
   check_peer(peer, operation);
   if (length == 0)
-    throw Error(Errc::invalid_argument, rank, std::string(operation) + " to rank " +
-                                                  std::to_string(peer) + ": size is 0");
+    throw Error(Errc::invalid_argument, rank,
+                std::string(operation) + " to rank " + std::to_string(peer) + ": size is 0");
   const detail::RemoteKey& key = region.state_->peers[peer];
   if (offset > key.size || length > key.size - offset)
     throw Error(Errc::out_of_range, rank,
@@ -148,9 +148,9 @@ MemoryRegion Transport::Impl::map_region(void* base, std::size_t length, bool al
     key.base = theirs.base;
     key.size = theirs.size;
     ucp_rkey_h rkey = nullptr;
-    detail::check_ucx(rank, "ucp_ep_rkey_unpack", peer,
-                      ucp_ep_rkey_unpack(endpoints[peer], blobs[peer].data() + sizeof theirs,
-                                         &rkey));
+    detail::check_ucx(
+        rank, "ucp_ep_rkey_unpack", peer,
+        ucp_ep_rkey_unpack(endpoints[peer], blobs[peer].data() + sizeof theirs, &rkey));
     key.rkey = rkey;
     if (peer == rank) {
       key.mapped = state->base;
@@ -189,8 +189,7 @@ std::pair<MemoryRegion, std::size_t> Transport::locate(const void* address) cons
     if (state.generation == 0) continue;
     auto begin = reinterpret_cast<std::uintptr_t>(state.base);
     if (at >= begin && at - begin < state.size)
-      return {MemoryRegion(const_cast<detail::RegionState*>(&state), state.generation),
-              at - begin};
+      return {MemoryRegion(const_cast<detail::RegionState*>(&state), state.generation), at - begin};
   }
   char text[32];
   std::snprintf(text, sizeof text, "%p", address);

@@ -21,8 +21,8 @@ std::vector<std::vector<std::byte>> allgather_blobs(MPI_Comm comm,
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   if (mine.size() > INT_MAX)
-    throw Error(Errc::invalid_argument, rank, "bootstrap blob of " +
-                                                  std::to_string(mine.size()) + " bytes too large");
+    throw Error(Errc::invalid_argument, rank,
+                "bootstrap blob of " + std::to_string(mine.size()) + " bytes too large");
   int my_length = static_cast<int>(mine.size());
   std::vector<int> lengths(size), displacements(size);
   check_mpi(rank, "MPI_Allgather",
@@ -33,8 +33,9 @@ std::vector<std::vector<std::byte>> allgather_blobs(MPI_Comm comm,
     total += lengths[r];
   }
   if (total > INT_MAX)
-    throw Error(Errc::invalid_argument, rank, "bootstrap exchange of " + std::to_string(total) +
-                                                  " bytes exceeds MPI's int counts");
+    throw Error(
+        Errc::invalid_argument, rank,
+        "bootstrap exchange of " + std::to_string(total) + " bytes exceeds MPI's int counts");
   std::vector<std::byte> all(static_cast<std::size_t>(total));
   check_mpi(rank, "MPI_Allgatherv",
             MPI_Allgatherv(mine.data(), my_length, MPI_BYTE, all.data(), lengths.data(),
@@ -66,7 +67,8 @@ void throw_if_any_failed(MPI_Comm comm, int rank, const std::optional<Error>& lo
   int code = local ? static_cast<int>(local->code()) : 0;
   check_mpi(rank, "MPI_Bcast", MPI_Bcast(&code, 1, MPI_INT, failed, comm));
   if (local) throw *local;
-  throw Error(static_cast<Errc>(code), rank, operation + " failed on rank " + std::to_string(failed));
+  throw Error(static_cast<Errc>(code), rank,
+              operation + " failed on rank " + std::to_string(failed));
 }
 
 }  // namespace mpidsm::detail

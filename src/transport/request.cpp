@@ -10,7 +10,11 @@ namespace mpidsm {
 
 Request::Request(Transport* transport, void* handle, Kind kind, const char* what, int peer,
                  std::size_t capacity)
-    : transport_(transport), handle_(handle), kind_(kind), what_(what), peer_(peer),
+    : transport_(transport),
+      handle_(handle),
+      kind_(kind),
+      what_(what),
+      peer_(peer),
       capacity_(capacity) {
   if (handle_ && UCS_PTR_IS_ERR(handle_)) {
     ucs_status_t status = UCS_PTR_STATUS(handle_);
@@ -19,7 +23,9 @@ Request::Request(Transport* transport, void* handle, Kind kind, const char* what
   }
 }
 
-Request::Request(Request&& other) noexcept { *this = std::move(other); }
+Request::Request(Request&& other) noexcept {
+  *this = std::move(other);
+}
 
 Request& Request::operator=(Request&& other) noexcept {
   if (this != &other) {
@@ -35,7 +41,9 @@ Request& Request::operator=(Request&& other) noexcept {
   return *this;
 }
 
-Request::~Request() { release(); }
+Request::~Request() {
+  release();
+}
 
 void Request::release() noexcept {
   if (!handle_) return;

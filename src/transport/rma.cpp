@@ -25,8 +25,8 @@ void Transport::get_nbi(int peer, const MemoryRegion& src, std::size_t offset, v
                 "get", peer);
 }
 
-Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset,
-                          const void* src, std::size_t size) {
+Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
+                          std::size_t size) {
   Impl::Lock lock(*impl_);
   const auto& key = impl_->remote(dst, peer, offset, size, "put");
   ucp_request_param_t param{};

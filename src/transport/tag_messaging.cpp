@@ -59,7 +59,8 @@ Request Transport::irecv(int source, int tag, void* buffer, std::size_t capacity
   // from the request in one place for every path.
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-  ucs_status_ptr_t handle = ucp_tag_recv_nbx(impl_->worker, buffer, capacity, ucp_tag, mask, &param);
+  ucs_status_ptr_t handle =
+      ucp_tag_recv_nbx(impl_->worker, buffer, capacity, ucp_tag, mask, &param);
   Request request(this, handle, Request::Kind::receive, "recv", source, capacity);
   return request;
 }

@@ -189,7 +189,9 @@ bool Transport::progress() {
   return ucp_worker_progress(impl_->worker) != 0;
 }
 
-int Transport::event_fd() const { return impl_->event_fd; }
+int Transport::event_fd() const {
+  return impl_->event_fd;
+}
 
 bool Transport::arm() {
   Impl::Lock lock(*impl_);

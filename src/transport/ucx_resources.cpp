@@ -1,7 +1,7 @@
 // Lists UCX's transports and devices through UCT's component query: the same
 // view `ucx_info -d` gives, without starting a UCP context.
-#include <uct/api/uct.h>
 #include <ucp/api/ucp.h>
+#include <uct/api/uct.h>
 
 #include "mpidsm/info.hpp"
 
@@ -10,16 +10,21 @@ namespace {
 
 const char* device_type_name(uct_device_type_t type) {
   switch (type) {
-    case UCT_DEVICE_TYPE_NET: return "net";
-    case UCT_DEVICE_TYPE_SHM: return "shm";
-    case UCT_DEVICE_TYPE_ACC: return "acc";
-    case UCT_DEVICE_TYPE_SELF: return "self";
-    default: return "other";
+    case UCT_DEVICE_TYPE_NET:
+      return "net";
+    case UCT_DEVICE_TYPE_SHM:
+      return "shm";
+    case UCT_DEVICE_TYPE_ACC:
+      return "acc";
+    case UCT_DEVICE_TYPE_SELF:
+      return "self";
+    default:
+      return "other";
   }
 }
 
-void list_memory_domain(uct_component_h component, const char* component_name,
-                        const char* md_name, std::vector<UcxResource>& out) {
+void list_memory_domain(uct_component_h component, const char* component_name, const char* md_name,
+                        std::vector<UcxResource>& out) {
   uct_md_config_t* config = nullptr;
   if (uct_md_config_read(component, nullptr, nullptr, &config) != UCS_OK) return;
   uct_md_h md = nullptr;
@@ -39,7 +44,9 @@ void list_memory_domain(uct_component_h component, const char* component_name,
 
 }  // namespace
 
-std::string ucx_runtime_version() { return ucp_get_version_string(); }
+std::string ucx_runtime_version() {
+  return ucp_get_version_string();
+}
 
 std::vector<UcxResource> ucx_resources() {
   std::vector<UcxResource> out;
