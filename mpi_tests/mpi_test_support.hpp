@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "mpidsm/error.hpp"
+#include "mpidsm/runtime.hpp"
 
 namespace mpidsm::testing {
 
@@ -64,6 +66,16 @@ inline bool tcp_only() {
          std::string(tls).find("posix") == std::string::npos &&
          std::string(tls).find("sysv") == std::string::npos;
 }
+
+// A fixture whose tests share one Runtime on MPI_COMM_WORLD, created once per
+// test suite (runtime creation is collective and not what these tests test).
+template <class Base = ::testing::Test>
+class WorldRuntimeTest : public Base {
+ protected:
+  static void SetUpTestSuite() { runtime_ = std::make_unique<Runtime>(MPI_COMM_WORLD); }
+  static void TearDownTestSuite() { runtime_.reset(); }
+  static inline std::unique_ptr<Runtime> runtime_;
+};
 
 }  // namespace mpidsm::testing
 

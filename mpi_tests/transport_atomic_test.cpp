@@ -11,13 +11,7 @@
 namespace mpidsm {
 namespace {
 
-class TransportAtomic : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { runtime_ = std::make_unique<Runtime>(MPI_COMM_WORLD); }
-  static void TearDownTestSuite() { runtime_.reset(); }
-  static std::unique_ptr<Runtime> runtime_;
-};
-std::unique_ptr<Runtime> TransportAtomic::runtime_;
+class TransportAtomic : public testing::WorldRuntimeTest<> {};
 
 TEST_F(TransportAtomic, EveryRankFetchAddsOneWordExactly) {
   Transport& t = runtime_->transport();

@@ -13,10 +13,8 @@
 namespace mpidsm {
 namespace {
 
-class TransportErrors : public ::testing::Test {
+class TransportErrors : public testing::WorldRuntimeTest<> {
  protected:
-  static void SetUpTestSuite() { runtime_ = std::make_unique<Runtime>(MPI_COMM_WORLD); }
-  static void TearDownTestSuite() { runtime_.reset(); }
   void SetUp() override { region_ = runtime_->transport().allocate(kRegion); }
   void TearDown() override {
     Transport& t = runtime_->transport();
@@ -29,10 +27,8 @@ class TransportErrors : public ::testing::Test {
     t.deregister(region_);
   }
   static constexpr std::size_t kRegion = 4096;
-  static std::unique_ptr<Runtime> runtime_;
   MemoryRegion region_;
 };
-std::unique_ptr<Runtime> TransportErrors::runtime_;
 
 TEST_F(TransportErrors, RankOutsideTheCommunicator) {
   Transport& t = runtime_->transport();

@@ -16,11 +16,8 @@ using testing::first_mismatch;
 
 constexpr std::size_t kMaxSize = 4u << 20;
 
-class TransportRma : public ::testing::TestWithParam<bool> {
+class TransportRma : public testing::WorldRuntimeTest<::testing::TestWithParam<bool>> {
  protected:
-  static void SetUpTestSuite() { runtime_ = std::make_unique<Runtime>(MPI_COMM_WORLD); }
-  static void TearDownTestSuite() { runtime_.reset(); }
-
   // Each rank owns one kMaxSize slot per writer in every peer's region.
   void SetUp() override {
     Transport& t = runtime_->transport();
@@ -34,12 +31,9 @@ class TransportRma : public ::testing::TestWithParam<bool> {
   }
   void TearDown() override { runtime_->transport().deregister(region_); }
 
-  static std::unique_ptr<Runtime> runtime_;
   MemoryRegion region_;
   std::vector<std::uint8_t> owned_;
 };
-
-std::unique_ptr<Runtime> TransportRma::runtime_;
 
 TEST_P(TransportRma, PutEverySizeToEveryPeer) {
   Transport& t = runtime_->transport();

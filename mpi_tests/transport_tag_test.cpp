@@ -14,13 +14,7 @@ namespace {
 using testing::fill_pattern;
 using testing::first_mismatch;
 
-class TransportTag : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { runtime_ = std::make_unique<Runtime>(MPI_COMM_WORLD); }
-  static void TearDownTestSuite() { runtime_.reset(); }
-  static std::unique_ptr<Runtime> runtime_;
-};
-std::unique_ptr<Runtime> TransportTag::runtime_;
+class TransportTag : public testing::WorldRuntimeTest<> {};
 
 TEST_F(TransportTag, OrderedPerSourceAndTag) {
   Transport& t = runtime_->transport();
