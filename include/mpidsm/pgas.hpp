@@ -350,7 +350,8 @@ class Pgas {
                         const detail::GlobalAddress& signal, std::uint64_t value, SignalOp op);
   void check_symmetric(const void* word, std::size_t width, const char* operation) const;
   bool progress();
-  static void yield();
+  // Gives up the CPU when ranks outnumber cores (see Transport::oversubscribed).
+  void yield();
 
   struct State;
   int rank_ = no_rank;

@@ -223,6 +223,9 @@ class Transport {
   bool progress();
   // A file descriptor that becomes readable when the worker has events.
   int event_fd() const;
+  // More ranks of the communicator on this node than it has CPUs: waiting
+  // loops should then yield the CPU instead of spinning.
+  bool oversubscribed() const;
   // Arms the event fd; false when events are pending (progress again first).
   bool arm();
   // From now on every call into the worker takes a lock, so another thread

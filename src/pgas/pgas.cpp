@@ -363,7 +363,7 @@ bool Pgas::progress() {
   return state_->transport.progress();
 }
 void Pgas::yield() {
-  sched_yield();
+  if (state_->transport.oversubscribed()) sched_yield();
 }
 
 }  // namespace mpidsm

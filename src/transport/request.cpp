@@ -73,11 +73,7 @@ bool Request::poll() {
   if (kind_ == Kind::receive) {
     message_ = detail::TagCodec::describe(info.sender_tag, info.length);
     if (status == UCS_ERR_MESSAGE_TRUNCATED)
-      throw Error(Errc::truncated, transport_->rank(),
-                  std::string("recv: message of ") + std::to_string(info.length) +
-                      " bytes with tag " + std::to_string(message_.tag) + " from rank " +
-                      std::to_string(message_.source) + " does not fit the buffer of " +
-                      std::to_string(capacity_) + " bytes");
+      throw detail::truncated(transport_->rank(), message_, capacity_);
   }
   detail::check_ucx(transport_->rank(), what_, peer_, status);
   return true;

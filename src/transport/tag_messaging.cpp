@@ -4,6 +4,7 @@
 
 #include "tag_codec.hpp"
 #include "transport_impl.hpp"
+#include "ucx_status.hpp"
 
 namespace mpidsm {
 namespace {
@@ -54,9 +55,8 @@ Request Transport::irecv(int source, int tag, void* buffer, std::size_t capacity
   check_tag(rank_, tag, true, "recv");
   check_buffer(rank_, buffer, capacity, "recv");
   auto [ucp_tag, mask] = match(impl_->runtime_id, source, tag);
-  // Always get a request back, even when a waiting message could complete the
-  // receive inside the call: the sender's tag and the length are then read
-  // from the request in one place for every path.
+  // Always get a request back (see recv()): the sender's tag and the length
+  // are read from the request when it completes.
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   ucs_status_ptr_t handle =
@@ -65,10 +65,53 @@ Request Transport::irecv(int source, int tag, void* buffer, std::size_t capacity
   return request;
 }
 
+namespace {
+
+// Where a blocking receive's completion callback leaves its result: the wait
+// loop then tests a plain flag instead of calling into UCX on every spin.
+struct ReceiveSlot {
+  bool done = false;
+  ucs_status_t status = UCS_OK;
+  ucp_tag_recv_info_t info{};
+};
+
+void receive_completed(void*, ucs_status_t status, const ucp_tag_recv_info_t* info,
+                       void* user_data) {
+  auto* slot = static_cast<ReceiveSlot*>(user_data);
+  slot->status = status;
+  slot->info = *info;
+  slot->done = true;
+}
+
+}  // namespace
+
 MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capacity) {
-  Request request = irecv(source, tag, buffer, capacity);
-  request.wait();
-  return request.message();
+  Impl::Lock lock(*impl_);
+  if (source != any_source) impl_->check_peer(source, "recv");
+  check_tag(rank_, tag, true, "recv");
+  check_buffer(rank_, buffer, capacity, "recv");
+  auto [ucp_tag, mask] = match(impl_->runtime_id, source, tag);
+  ReceiveSlot slot;
+  // NO_IMM_CMPL: UCX 1.13 leaves recv_info empty when a waiting message
+  // completes the receive inside the call, so completion always comes
+  // through the callback, which does carry the sender's tag and the length.
+  ucp_request_param_t param{};
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  param.cb.recv = receive_completed;
+  param.user_data = &slot;
+  ucs_status_ptr_t handle =
+      ucp_tag_recv_nbx(impl_->worker, buffer, capacity, ucp_tag, mask, &param);
+  if (UCS_PTR_IS_ERR(handle)) {
+    slot.status = UCS_PTR_STATUS(handle);
+  } else {
+    impl_->progress_until([&] { return slot.done; });
+    ucp_request_free(handle);
+  }
+  MessageInfo info = detail::TagCodec::describe(slot.info.sender_tag, slot.info.length);
+  if (slot.status == UCS_ERR_MESSAGE_TRUNCATED) throw detail::truncated(rank_, info, capacity);
+  detail::check_ucx(rank_, "recv", source, slot.status);
+  return info;
 }
 
 std::optional<MessageInfo> Transport::probe(int source, int tag) {

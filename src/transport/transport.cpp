@@ -2,6 +2,9 @@
 // progress, and a shutdown that closes endpoints in step with the peers.
 #include <ucp/api/ucp.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -15,15 +18,14 @@
 namespace mpidsm {
 namespace {
 
-// True when every rank of comm runs on this node.
-bool single_node(MPI_Comm comm) {
+// How many ranks of comm run on this node.
+int ranks_on_this_node(MPI_Comm comm) {
   MPI_Comm local;
   MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-  int local_size = 0, size = 0;
+  int local_size = 0;
   MPI_Comm_size(local, &local_size);
-  MPI_Comm_size(comm, &size);
   MPI_Comm_free(&local);
-  return local_size == size;
+  return local_size;
 }
 
 ucp_context_h create_context(int rank, int size, bool shared_memory_only,
@@ -104,7 +106,11 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
 
   // Success is agreed collectively so a failure on one rank unwinds all ranks
   // rather than leaving them blocked in the address exchange.
-  const bool one_node = single_node(comm);
+  const int local_ranks = ranks_on_this_node(comm);
+  const bool one_node = local_ranks == size_;
+  // The node's online CPUs, not this process's affinity mask: mpirun binds
+  // each rank to one core when there are enough of them.
+  s.oversubscribed = local_ranks > std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
   std::optional<Error> failure;
   try {
     s.context = create_context(rank_, size_, one_node, options);
@@ -193,6 +199,10 @@ int Transport::event_fd() const {
   return impl_->event_fd;
 }
 
+bool Transport::oversubscribed() const {
+  return impl_->oversubscribed;
+}
+
 bool Transport::arm() {
   Impl::Lock lock(*impl_);
   ucs_status_t status = ucp_worker_arm(impl_->worker);
@@ -211,6 +221,12 @@ void Transport::share_worker() {
 void Transport::on_target_progress_needed(std::function<void()> hook) {
   impl_->target_progress_hook = std::move(hook);
   if (impl_->target_progress_needed && impl_->target_progress_hook) impl_->target_progress_hook();
+}
+
+void Transport::Impl::throw_invalid_rank(int peer, const char* operation) const {
+  throw Error(Errc::invalid_rank, rank,
+              std::string(operation) + ": rank " + std::to_string(peer) +
+                  " is outside the communicator of size " + std::to_string(size));
 }
 
 void Transport::Impl::announce_unmappable_peer() {

@@ -58,8 +58,12 @@ struct Transport::Impl {
   std::function<void()> target_progress_hook;
   bool target_progress_needed = false;
 
-  // Drives the worker until done() holds. Yields the CPU after a run of idle
-  // polls: with more ranks than cores the rank we wait for needs this core.
+  // More ranks on this node than CPUs to run them (mpirun --oversubscribe).
+  bool oversubscribed = false;
+
+  // Drives the worker until done() holds. When oversubscribed, yields the CPU
+  // after a run of idle polls, since the rank we wait for may need this core;
+  // otherwise it spins, as a system call in the wait would add to latency.
   template <class Done>
   void progress_until(Done&& done) {
     constexpr unsigned idle_polls_before_yield = 64;
@@ -67,7 +71,7 @@ struct Transport::Impl {
     while (!done()) {
       if (ucp_worker_progress(worker) != 0) {
         idle = 0;
-      } else if (++idle == idle_polls_before_yield) {
+      } else if (oversubscribed && ++idle == idle_polls_before_yield) {
         sched_yield();
         idle = 0;
       }
@@ -92,12 +96,12 @@ struct Transport::Impl {
     ucp_request_free(request);
   }
 
+  // Inline on every hot path; the message is built out of line, only on error.
   void check_peer(int peer, const char* operation) const {
-    if (peer < 0 || peer >= size)
-      throw Error(Errc::invalid_rank, rank,
-                  std::string(operation) + ": rank " + std::to_string(peer) +
-                      " is outside the communicator of size " + std::to_string(size));
+    if (peer < 0 || peer >= size) [[unlikely]]
+      throw_invalid_rank(peer, operation);
   }
+  [[noreturn]] void throw_invalid_rank(int peer, const char* operation) const;
 
   // Validates a region handle, a peer, and [offset, offset+length) inside the
   // peer's part of the region; returns that peer's key.

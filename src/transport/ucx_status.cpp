@@ -15,4 +15,11 @@ void throw_ucx(int rank, const char* operation, int peer, ucs_status_t status) {
   throw Error(code, rank, message);
 }
 
+Error truncated(int rank, const MessageInfo& message, std::size_t capacity) {
+  return Error(Errc::truncated, rank,
+               "recv: message of " + std::to_string(message.size) + " bytes with tag " +
+                   std::to_string(message.tag) + " from rank " + std::to_string(message.source) +
+                   " does not fit the buffer of " + std::to_string(capacity) + " bytes");
+}
+
 }  // namespace mpidsm::detail
