@@ -1,33 +1,53 @@
 // GoogleTest main for tests run under mpirun: initialises MPI, runs the tests
-// on every rank, and reduces the outcome so a failure on any rank fails the
-// run. Rank 0 prints the usual report; other ranks print only their failures,
-// prefixed with their rank.
+// on every rank and reduces the outcome, so a failure on any rank fails the
+// run. Only rank 0 prints: other ranks record their failures, which rank 0
+// gathers and prints with each rank's number at the end.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 namespace {
 
-class RankFailurePrinter : public ::testing::EmptyTestEventListener {
+class FailureRecorder : public ::testing::EmptyTestEventListener {
  public:
-  explicit RankFailurePrinter(int rank) : rank_(rank) {}
+  explicit FailureRecorder(int rank) : rank_(rank) {}
 
   void OnTestPartResult(const ::testing::TestPartResult& result) override {
     if (!result.failed()) return;
-    std::fprintf(stderr, "[rank %d] %s:%d: Failure\n%s\n", rank_,
-                 result.file_name() ? result.file_name() : "?", result.line_number(),
-                 result.summary());
+    text_ += "[rank " + std::to_string(rank_) + "] " +
+             (result.file_name() ? result.file_name() : "?") + ":" +
+             std::to_string(result.line_number()) + ": Failure\n" + result.summary() + "\n";
   }
   void OnTestEnd(const ::testing::TestInfo& info) override {
     if (info.result()->Failed())
-      std::fprintf(stderr, "[rank %d] [  FAILED  ] %s.%s\n", rank_, info.test_suite_name(),
-                   info.name());
+      text_ += "[rank " + std::to_string(rank_) + "] [  FAILED  ] " + info.test_suite_name() +
+               "." + info.name() + "\n";
   }
+  const std::string& text() const { return text_; }
 
  private:
   int rank_;
+  std::string text_;
 };
+
+// Rank 0 receives every other rank's recorded failures and prints them.
+void print_failures_of_other_ranks(const std::string& mine, int rank, int size) {
+  int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(size), offsets(size);
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    offsets[r] = total;
+    total += lengths[r];
+  }
+  std::string all(rank == 0 ? total : 0, '\0');
+  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
+              0, MPI_COMM_WORLD);
+  if (rank == 0 && total > 0) std::printf("\nFailures on other ranks:\n%s", all.c_str());
+}
 
 }  // namespace
 
@@ -35,18 +55,22 @@ int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0;
+  int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  auto* recorder = new FailureRecorder(rank);
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
-    listeners.Append(new RankFailurePrinter(rank));
+    listeners.Append(recorder);  // gtest owns it from here
   }
   int local = RUN_ALL_TESTS();
+  print_failures_of_other_ranks(rank != 0 ? recorder->text() : std::string(), rank, size);
+  if (rank == 0) delete recorder;
   int global = 0;
   MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0 && global != 0 && local == 0)
-    std::printf("[  FAILED  ] tests failed on another rank (see the [rank N] lines above)\n");
+    std::printf("[  FAILED  ] tests failed on another rank (listed above)\n");
   MPI_Finalize();
   return global;
 }
