@@ -13,8 +13,8 @@
 //   flush(peer)      remote completion of every put, get and atomic issued to peer.
 //   flush_all()      the same for every peer.
 // All calls except the collectives are non-collective and are made by one
-// application thread at a time; a progress thread may share the worker (see
-// share_worker()).
+// application thread at a time; a progress thread may share the worker when
+// TransportOptions::shareable is set.
 #pragma once
 
 #include <mpi.h>
@@ -50,8 +50,8 @@ struct MessageInfo {
 };
 
 struct TransportOptions {
-  // Another thread (the progress thread) may be given the worker later: the
-  // worker is created serialized and share_worker() turns on mpidsm's own lock.
+  // Another thread (the progress thread) may call progress() and arm(): the
+  // worker is then created UCS_THREAD_MODE_MULTI, otherwise single-threaded.
   bool shareable = false;
   // Rendezvous threshold for tagged messages; 0 keeps UCX's own choice.
   std::size_t rndv_threshold = 0;
@@ -228,10 +228,6 @@ class Transport {
   bool oversubscribed() const;
   // Arms the event fd; false when events are pending (progress again first).
   bool arm();
-  // From now on every call into the worker takes a lock, so another thread
-  // may call progress() and arm(). Until then no call takes any lock.
-  // Requires TransportOptions::shareable.
-  void share_worker();
   // Set by the runtime: called (once) when a region is registered that some
   // peer cannot map, i.e. when remote operations may need this rank's progress.
   void on_target_progress_needed(std::function<void()> hook);

@@ -15,7 +15,6 @@ ProgressThread::ProgressThread(Transport& transport) : transport_(transport) {
   if (wake_fd_ < 0)
     throw Error(Errc::no_memory, transport.rank(),
                 std::string("progress thread: eventfd failed: ") + std::strerror(errno));
-  transport_.share_worker();  // before the thread's first call into the worker
   thread_ = std::thread([this] { run(); });
 }
 

@@ -75,12 +75,10 @@ const detail::RemoteKey& Transport::Impl::remote(const MemoryRegion& region, int
 }
 
 MemoryRegion Transport::register_memory(void* base, std::size_t size) {
-  Impl::Lock lock(*impl_);
   return impl_->map_region(base, size, false);
 }
 
 MemoryRegion Transport::allocate(std::size_t size) {
-  Impl::Lock lock(*impl_);
   return impl_->map_region(nullptr, size, true);
 }
 
@@ -165,7 +163,6 @@ MemoryRegion Transport::Impl::map_region(void* base, std::size_t length, bool al
 }
 
 void Transport::deregister(MemoryRegion& region) {
-  Impl::Lock lock(*impl_);
   Impl& s = *impl_;
   // Agree first: a stale handle on one rank must not leave the others blocked.
   std::optional<Error> failure;

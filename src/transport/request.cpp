@@ -59,7 +59,6 @@ void Request::release() noexcept {
 // description, frees the UCX request and throws if it failed.
 bool Request::poll() {
   if (!handle_) return true;
-  Transport::Impl::Lock lock(*transport_->impl_);
   ucs_status_t status;
   ucp_tag_recv_info_t info{};
   if (kind_ == Kind::receive) {
@@ -88,7 +87,6 @@ bool Request::test() {
 void Request::wait() {
   if (!handle_) return;
   Transport::Impl& s = *transport_->impl_;
-  Transport::Impl::Lock lock(s);
   bool done = false;
   s.progress_until([&] { return done = poll(); });
 }

@@ -1,13 +1,14 @@
 // One-sided put and get through UCX, and flush for remote completion.
 #include <ucp/api/ucp.h>
 
+#include <vector>
+
 #include "transport_impl.hpp"
 
 namespace mpidsm {
 
 void Transport::put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
                         std::size_t size) {
-  Impl::Lock lock(*impl_);
   const auto& key = impl_->remote(dst, peer, offset, size, "put");
   ucp_request_param_t param{};
   impl_->detach(ucp_put_nbx(impl_->endpoints[peer], src, size, key.base + offset,
@@ -17,7 +18,6 @@ void Transport::put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, c
 
 void Transport::get_nbi(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
                         std::size_t size) {
-  Impl::Lock lock(*impl_);
   const auto& key = impl_->remote(src, peer, offset, size, "get");
   ucp_request_param_t param{};
   impl_->detach(ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
@@ -27,7 +27,6 @@ void Transport::get_nbi(int peer, const MemoryRegion& src, std::size_t offset, v
 
 Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
                           std::size_t size) {
-  Impl::Lock lock(*impl_);
   const auto& key = impl_->remote(dst, peer, offset, size, "put");
   ucp_request_param_t param{};
   ucs_status_ptr_t request = ucp_put_nbx(impl_->endpoints[peer], src, size, key.base + offset,
@@ -37,7 +36,6 @@ Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset,
 
 Request Transport::get_nb(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
                           std::size_t size) {
-  Impl::Lock lock(*impl_);
   const auto& key = impl_->remote(src, peer, offset, size, "get");
   ucp_request_param_t param{};
   ucs_status_ptr_t request = ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
@@ -47,14 +45,12 @@ Request Transport::get_nb(int peer, const MemoryRegion& src, std::size_t offset,
 
 void Transport::put(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
                     std::size_t size) {
-  Impl::Lock lock(*impl_);
   put_nbi(peer, dst, offset, src, size);
   flush(peer);
 }
 
 void Transport::get(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
                     std::size_t size) {
-  Impl::Lock lock(*impl_);
   const auto& key = impl_->remote(src, peer, offset, size, "get");
   ucp_request_param_t param{};
   impl_->wait(ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
@@ -63,20 +59,32 @@ void Transport::get(int peer, const MemoryRegion& src, std::size_t offset, void*
 }
 
 void Transport::flush(int peer) {
-  Impl::Lock lock(*impl_);
   impl_->check_peer(peer, "flush");
   ucp_request_param_t param{};
   impl_->wait(ucp_ep_flush_nbx(impl_->endpoints[peer], &param), "flush", peer);
 }
 
 void Transport::flush_all() {
-  Impl::Lock lock(*impl_);
+  // Endpoint flushes to every peer, all in flight at once, rather than
+  // ucp_worker_flush_nbx: with UCX 1.13 the worker flush returned before puts
+  // that UCX emulates with active messages (small puts to memory UCX did not
+  // allocate) had landed at the target; the DSM test with 3+ writers to one
+  // home caught it. Endpoint flushes wait for them.
+  std::vector<ucs_status_ptr_t>& pending = impl_->flush_requests;
+  pending.clear();
   ucp_request_param_t param{};
-  impl_->wait(ucp_worker_flush_nbx(impl_->worker, &param), "flush_all", no_rank);
+  for (int peer = 0; peer < size_; ++peer) {
+    ucs_status_ptr_t request = ucp_ep_flush_nbx(impl_->endpoints[peer], &param);
+    if (UCS_PTR_IS_ERR(request)) {
+      for (auto r : pending) impl_->wait(r, "flush_all", no_rank);
+      detail::throw_ucx(rank_, "flush_all", peer, UCS_PTR_STATUS(request));
+    }
+    if (request) pending.push_back(request);
+  }
+  for (auto request : pending) impl_->wait(request, "flush_all", no_rank);
 }
 
 void Transport::fence() {
-  Impl::Lock lock(*impl_);
   detail::check_ucx(rank_, "ucp_worker_fence", no_rank, ucp_worker_fence(impl_->worker));
 }
 

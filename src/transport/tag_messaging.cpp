@@ -34,7 +34,6 @@ std::pair<ucp_tag_t, ucp_tag_t> match(std::uint16_t runtime_id, int source, int 
 }  // namespace
 
 Request Transport::isend(int peer, int tag, const void* buffer, std::size_t size) {
-  Impl::Lock lock(*impl_);
   impl_->check_peer(peer, "send");
   check_tag(rank_, tag, false, "send");
   check_buffer(rank_, buffer, size, "send");
@@ -50,7 +49,6 @@ void Transport::send(int peer, int tag, const void* buffer, std::size_t size) {
 }
 
 Request Transport::irecv(int source, int tag, void* buffer, std::size_t capacity) {
-  Impl::Lock lock(*impl_);
   if (source != any_source) impl_->check_peer(source, "recv");
   check_tag(rank_, tag, true, "recv");
   check_buffer(rank_, buffer, capacity, "recv");
@@ -86,7 +84,6 @@ void receive_completed(void*, ucs_status_t status, const ucp_tag_recv_info_t* in
 }  // namespace
 
 MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capacity) {
-  Impl::Lock lock(*impl_);
   if (source != any_source) impl_->check_peer(source, "recv");
   check_tag(rank_, tag, true, "recv");
   check_buffer(rank_, buffer, capacity, "recv");
@@ -115,7 +112,6 @@ MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capac
 }
 
 std::optional<MessageInfo> Transport::probe(int source, int tag) {
-  Impl::Lock lock(*impl_);
   if (source != any_source) impl_->check_peer(source, "probe");
   check_tag(rank_, tag, true, "probe");
   auto [ucp_tag, mask] = match(impl_->runtime_id, source, tag);

@@ -68,9 +68,10 @@ ucp_context_h create_context(int rank, int size, bool shared_memory_only,
 ucp_worker_h create_worker(int rank, ucp_context_h context, bool shareable) {
   ucp_worker_params_t params{};
   params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  // Serialized, not multi: mpidsm serializes a shared worker itself, and only
-  // while a second thread actually uses it.
-  params.thread_mode = shareable ? UCS_THREAD_MODE_SERIALIZED : UCS_THREAD_MODE_SINGLE;
+  // Multi-threaded only when a progress thread may share the worker. (A
+  // serialized worker guarded by mpidsm's own lock lost tcp events between
+  // the two threads and hung atomics under contention.)
+  params.thread_mode = shareable ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
   ucp_worker_h worker = nullptr;
   detail::check_ucx(rank, "ucp_worker_create", no_rank,
                     ucp_worker_create(context, &params, &worker));
@@ -115,7 +116,6 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
   try {
     s.context = create_context(rank_, size_, one_node, options);
     s.worker = create_worker(rank_, s.context, options.shareable);
-    s.shareable = options.shareable;
     detail::check_ucx(rank_, "ucp_worker_get_efd", no_rank,
                       ucp_worker_get_efd(s.worker, &s.event_fd));
   } catch (const Error& e) {
@@ -143,7 +143,6 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
 Transport::~Transport() {
   if (!impl_) return;
   Impl& s = *impl_;
-  Impl::Lock lock(s);
   int finalized = 0;
   MPI_Finalized(&finalized);
   // After MPI_Finalize no peer can be waited for: release local resources only.
@@ -191,7 +190,6 @@ void Transport::Impl::release_local() noexcept {
 }
 
 bool Transport::progress() {
-  Impl::Lock lock(*impl_);
   return ucp_worker_progress(impl_->worker) != 0;
 }
 
@@ -204,18 +202,10 @@ bool Transport::oversubscribed() const {
 }
 
 bool Transport::arm() {
-  Impl::Lock lock(*impl_);
   ucs_status_t status = ucp_worker_arm(impl_->worker);
   if (status == UCS_ERR_BUSY) return false;
   detail::check_ucx(rank_, "ucp_worker_arm", no_rank, status);
   return true;
-}
-
-void Transport::share_worker() {
-  if (!impl_->shareable)
-    throw Error(Errc::invalid_state, rank_,
-                "share_worker: the worker was created for one thread only (progress thread off)");
-  impl_->worker_shared.store(true, std::memory_order_release);
 }
 
 void Transport::on_target_progress_needed(std::function<void()> hook) {
@@ -236,7 +226,6 @@ void Transport::Impl::announce_unmappable_peer() {
 }
 
 void Transport::barrier() {
-  Impl::Lock lock(*impl_);
   impl_->barrier();
 }
 

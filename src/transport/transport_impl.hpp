@@ -5,10 +5,8 @@
 #include <sched.h>
 #include <ucp/api/ucp.h>
 
-#include <atomic>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,33 +25,12 @@ struct Transport::Impl {
   std::vector<ucp_ep_h> endpoints;  // indexed by rank, self included
   int event_fd = -1;
 
+  // Reused by flush_all so the flush path does not allocate.
+  std::vector<ucs_status_ptr_t> flush_requests;
+
   // Stable addresses: MemoryRegion handles point into this deque.
   std::deque<detail::RegionState> regions;
   std::uint64_t next_generation = 1;
-
-  // Serializes the worker between the application thread and the progress
-  // thread, but only once share_worker() was called: before that no lock is
-  // taken on any path. Recursive because public calls nest (put -> flush).
-  std::recursive_mutex worker_mutex;
-  std::atomic<bool> worker_shared{false};
-  bool shareable = false;
-
-  // Held by every Transport entry point that touches the worker.
-  class Lock {
-   public:
-    explicit Lock(Impl& s) : s_(s), locked_(s.worker_shared.load(std::memory_order_acquire)) {
-      if (locked_) s_.worker_mutex.lock();
-    }
-    ~Lock() {
-      if (locked_) s_.worker_mutex.unlock();
-    }
-    Lock(const Lock&) = delete;
-    Lock& operator=(const Lock&) = delete;
-
-   private:
-    Impl& s_;
-    bool locked_;
-  };
 
   std::function<void()> target_progress_hook;
   bool target_progress_needed = false;
