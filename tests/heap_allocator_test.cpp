@@ -37,6 +37,13 @@ TEST(HeapAllocator, FreeMergesNeighboursSoLargeBlocksFitAgain) {
   EXPECT_EQ(heap.used(), 192u);
 }
 
+TEST(HeapAllocator, UnitAlignmentPacksExactly) {
+  HeapAllocator pages(10, 1);
+  EXPECT_EQ(pages.allocate(3), 0u);
+  EXPECT_EQ(pages.allocate(7), 3u);
+  EXPECT_FALSE(pages.allocate(1));
+}
+
 TEST(HeapAllocator, SameSequenceGivesSameOffsets) {
   HeapAllocator one(1 << 20), two(1 << 20);
   for (std::size_t size : {100u, 5000u, 64u, 70000u})

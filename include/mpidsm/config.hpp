@@ -35,6 +35,8 @@ struct Config {
   // Use loads, stores and CPU atomics on peers' memory that UCX can map.
   // Off forces every one-sided operation through UCX (for comparison or debugging).
   bool direct_access = true;
+  // Bytes of the DSM shared region (same virtual address on every rank).
+  std::size_t dsm_size = std::size_t{256} << 20;
 
   // Reads the environment. Throws Error(Errc::config) on a bad value.
   static Config from_environment();

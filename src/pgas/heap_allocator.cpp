@@ -5,13 +5,14 @@
 
 namespace mpidsm::detail {
 
-HeapAllocator::HeapAllocator(std::size_t capacity) : capacity_(capacity / alignment * alignment) {
+HeapAllocator::HeapAllocator(std::size_t capacity, std::size_t alignment)
+    : alignment_(alignment), capacity_(capacity / alignment * alignment) {
   if (capacity_ > 0) free_.emplace(0, capacity_);
 }
 
 std::optional<std::size_t> HeapAllocator::allocate(std::size_t bytes) {
-  if (bytes == 0 || bytes > std::numeric_limits<std::size_t>::max() - alignment) return {};
-  const std::size_t length = (bytes + alignment - 1) / alignment * alignment;
+  if (bytes == 0 || bytes > std::numeric_limits<std::size_t>::max() - alignment_) return {};
+  const std::size_t length = (bytes + alignment_ - 1) / alignment_ * alignment_;
   for (auto it = free_.begin(); it != free_.end(); ++it) {
     if (it->second < length) continue;
     const std::size_t offset = it->first;

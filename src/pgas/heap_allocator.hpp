@@ -1,7 +1,7 @@
-// First-fit allocator over the symmetric heap's offsets. Every rank runs the
-// same sequence of collective allocations and frees, so every rank computes
-// the same offsets: that is what makes the heap symmetric. Plain code, no
-// MPI or UCX, so unit tests drive it directly.
+// First-fit allocator over offsets in a symmetric space (the PGAS heap in
+// bytes, the DSM region in pages). Every rank runs the same sequence of
+// collective allocations and frees, so every rank computes the same offsets:
+// that is what makes the space symmetric. Plain code, no MPI or UCX.
 #pragma once
 
 #include <cstddef>
@@ -12,10 +12,11 @@ namespace mpidsm::detail {
 
 class HeapAllocator {
  public:
-  static constexpr std::size_t alignment =
-      64;  // a cache line: no false sharing between allocations
+  // The PGAS heap's unit: a cache line, so allocations never share one.
+  static constexpr std::size_t cache_line = 64;
 
-  explicit HeapAllocator(std::size_t capacity);
+  // Blocks start at multiples of `alignment` units and are rounded up to it.
+  explicit HeapAllocator(std::size_t capacity, std::size_t alignment = cache_line);
 
   // Offset of a new block of at least `bytes` (rounded up to the alignment), or
   // nullopt when no free block is large enough.
@@ -30,6 +31,7 @@ class HeapAllocator {
   std::size_t largest_free() const;
 
  private:
+  std::size_t alignment_;
   std::size_t capacity_;
   std::size_t used_ = 0;
   std::map<std::size_t, std::size_t> free_;  // offset -> length

@@ -16,6 +16,7 @@ constexpr const char* kProgressThread = "MPIDSM_PROGRESS_THREAD";
 constexpr const char* kRndvThresh = "MPIDSM_RNDV_THRESH";
 constexpr const char* kHeapSize = "MPIDSM_HEAP_SIZE";
 constexpr const char* kDirectAccess = "MPIDSM_DIRECT_ACCESS";
+constexpr const char* kDsmSize = "MPIDSM_DSM_SIZE";
 
 constexpr std::array kVariables{
     ConfigVariable{kProgressThread, "auto",
@@ -31,6 +32,9 @@ constexpr std::array kVariables{
     ConfigVariable{kDirectAccess, "auto",
                    "auto|off: put/get/atomics on same-node peers as plain loads, stores and CPU "
                    "atomics; off sends every one-sided operation through UCX"},
+    ConfigVariable{kDsmSize, "256M",
+                   "<size>: the coherent DSM region, reserved at the same virtual address on "
+                   "every rank (a multiple of the page size)"},
 };
 
 [[noreturn]] void bad_value(const char* variable, const std::string& value, const char* allowed) {
@@ -93,6 +97,11 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
     config.heap_size = parse_size(kHeapSize, v);
     if (config.heap_size < 4096) bad_value(kHeapSize, v, "a size of at least 4K");
   }
+  if (const char* v = lookup(kDsmSize)) {
+    config.dsm_size = parse_size(kDsmSize, v);
+    if (config.dsm_size == 0 || config.dsm_size % 4096 != 0)
+      bad_value(kDsmSize, v, "a positive multiple of 4K");
+  }
   if (const char* v = lookup(kDirectAccess)) {
     std::string text(v);
     if (text == "auto" || text == "on")
@@ -115,6 +124,7 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
       {kRndvThresh, rndv_threshold == 0 ? "auto" : std::to_string(rndv_threshold)},
       {kHeapSize, std::to_string(heap_size)},
       {kDirectAccess, direct_access ? "auto" : "off"},
+      {kDsmSize, std::to_string(dsm_size)},
   };
 }
 

@@ -1,0 +1,175 @@
+// The coherent DSM under mpirun: one address everywhere, placement, barrier
+// coherence (a stencil equal to the sequential result bit for bit), multiple
+// writers of one page, pointers stored in the region, and real crashes
+// outside the protocol still crashing.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "mpi_test_support.hpp"
+#include "mpidsm/dsm.hpp"
+
+namespace mpidsm {
+namespace {
+
+class DsmTest : public testing::WorldRuntimeTest<> {
+ protected:
+  static void SetUpTestSuite() {
+    WorldRuntimeTest::SetUpTestSuite();
+    dsm_ = std::make_unique<Dsm>(*runtime_);
+  }
+  static void TearDownTestSuite() {
+    dsm_.reset();
+    WorldRuntimeTest::TearDownTestSuite();
+  }
+  static inline std::unique_ptr<Dsm> dsm_;
+};
+
+TEST_F(DsmTest, SameAddressOnEveryRankAndHomesFollowPlacement) {
+  Dsm& d = *dsm_;
+  const int n = runtime_->size();
+  const std::size_t page = d.page_size();
+  auto* block = d.allocate<std::byte>(page * 8);
+  auto* cyclic = d.allocate<std::byte>(page * 8, Placement::cyclic(2));
+  auto* single = d.allocate<std::byte>(page * 3, Placement::on(n - 1));
+  for (auto* p : {block, cyclic, single}) {
+    std::uint64_t mine = reinterpret_cast<std::uint64_t>(p), low = 0, high = 0;
+    MPI_Allreduce(&mine, &low, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine, &high, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    EXPECT_EQ(low, high);
+  }
+  const int slab = (8 + n - 1) / n;
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(d.home_of(block + i * page), i / slab) << "block page " << i;
+    EXPECT_EQ(d.home_of(cyclic + i * page), (i / 2) % n) << "cyclic page " << i;
+  }
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(d.home_of(single + i * page), n - 1);
+  int outside = 0;
+  EXPECT_MPIDSM_ERROR(d.home_of(&outside), Errc::unregistered, "outside the DSM region");
+  d.free(single);
+  d.free(cyclic);
+  d.free(block);
+}
+
+TEST_F(DsmTest, WritesBeforeABarrierAreSeenByEveryRankAfterIt) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  const std::size_t count = d.page_size() / sizeof(int) * 4 * n;
+  int* data = d.allocate<int>(count, Placement::on(0));
+  // Each rank writes its own stripe of pages homed on rank 0.
+  for (std::size_t i = me; i < count; i += n) data[i] = static_cast<int>(i) * 7 + me;
+  d.barrier();
+  for (std::size_t i = 0; i < count; ++i)
+    ASSERT_EQ(data[i], static_cast<int>(i) * 7 + static_cast<int>(i % n)) << "element " << i;
+  d.barrier();
+  d.free(data);
+}
+
+TEST_F(DsmTest, TwoWritersOfOnePageBothSurvive) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  const std::size_t bytes = d.page_size() * 3;
+  // Every rank writes the bytes b with b % n == rank: adjacent bytes of the
+  // same words and pages belong to different writers.
+  auto* data = d.allocate<std::uint8_t>(bytes, Placement::cyclic(1));
+  for (int round = 1; round <= 3; ++round) {
+    for (std::size_t b = me; b < bytes; b += n)
+      data[b] = static_cast<std::uint8_t>(round * 31 + me);
+    d.barrier();
+    for (std::size_t b = 0; b < bytes; ++b)
+      ASSERT_EQ(data[b], static_cast<std::uint8_t>(round * 31 + static_cast<int>(b % n)))
+          << "byte " << b << " round " << round;
+    d.barrier();
+  }
+  d.free(data);
+}
+
+TEST_F(DsmTest, BarrierPhasedStencilEqualsSequentialBitForBit) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  constexpr std::size_t kCells = 20000;
+  constexpr int kSteps = 20;
+  double* a = d.allocate<double>(kCells);
+  double* b = d.allocate<double>(kCells);
+  std::vector<double> x(kCells), y(kCells);
+  for (std::size_t i = 0; i < kCells; ++i) x[i] = static_cast<double>((i * 37) % 101);
+  const std::size_t lo = kCells * me / n, hi = kCells * (me + 1) / n;
+  for (std::size_t i = lo; i < hi; ++i) a[i] = x[i];
+  d.barrier();
+  auto step = [](const double* in, double* out, std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) {
+      const double left = i > 0 ? in[i - 1] : 0.0, right = i + 1 < kCells ? in[i + 1] : 0.0;
+      out[i] = 0.25 * left + 0.5 * in[i] + 0.25 * right;
+    }
+  };
+  for (int s = 0; s < kSteps; ++s) {
+    step(s % 2 ? b : a, s % 2 ? a : b, lo, hi);
+    step(s % 2 ? y.data() : x.data(), s % 2 ? x.data() : y.data(), 0, kCells);
+    d.barrier();
+  }
+  const double* result = kSteps % 2 ? b : a;
+  const std::vector<double>& expected = kSteps % 2 ? y : x;
+  for (std::size_t i = 0; i < kCells; ++i) ASSERT_EQ(result[i], expected[i]) << "cell " << i;
+  d.barrier();
+  d.free(b);
+  d.free(a);
+}
+
+TEST_F(DsmTest, PointersStoredInTheRegionWorkOnEveryRank) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  struct Node {
+    Node* next;
+    int value;
+  };
+  Node* nodes = d.allocate<Node>(static_cast<std::size_t>(n), Placement::cyclic(1));
+  nodes[me] = {&nodes[(me + 1) % n], 100 + me};
+  d.barrier();
+  Node* walk = &nodes[0];
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(walk->value, 100 + i);
+    walk = walk->next;
+  }
+  EXPECT_EQ(walk, &nodes[0]);
+  d.barrier();
+  d.free(nodes);
+}
+
+// Runs `crash` in a child process; true when the child died of SIGSEGV.
+template <class Crash>
+bool dies_of_segfault(Crash crash) {
+  pid_t child = fork();
+  if (child == 0) {
+    crash();
+    _exit(0);  // survived: the test fails
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+}
+
+TEST_F(DsmTest, FaultsOutsideTheProtocolStillCrash) {
+  Dsm& d = *dsm_;
+  int* data = d.allocate<int>(16);
+  // Outside the region (a page just unmapped), and inside the region but in
+  // no allocation.
+  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  munmap(page, 4096);
+  EXPECT_TRUE(dies_of_segfault([&] { *static_cast<volatile int*>(page) = 1; }));
+  auto* unallocated = static_cast<volatile char*>(d.base()) + d.size() - 1;
+  EXPECT_TRUE(dies_of_segfault([&] { *unallocated = 1; }));
+  // The handler still serves DSM faults afterwards in this process.
+  data[runtime_->rank()] = 5;
+  d.barrier();
+  EXPECT_EQ(data[0], 5);
+  d.barrier();
+  d.free(data);
+}
+
+}  // namespace
+}  // namespace mpidsm
