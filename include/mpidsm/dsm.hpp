@@ -47,10 +47,8 @@ class Dsm {
   template <class T>
   T* allocate(std::size_t count, Placement placement = Placement::block()) {
     static_assert(std::is_trivially_copyable_v<T>, "DSM data must be trivially copyable");
-    if (count > ~std::size_t{0} / sizeof(T))
-      throw Error(Errc::out_of_range, runtime_rank(),
-                  "Dsm::allocate: " + std::to_string(count) + " elements overflow");
-    return static_cast<T*>(allocate_bytes(count * sizeof(T), placement));
+    return static_cast<T*>(
+        allocate_bytes(array_bytes(count, sizeof(T), runtime_rank(), "Dsm::allocate"), placement));
   }
   // Collective: releases everything, then frees the allocation at `address`.
   void free(void* address);

@@ -4,6 +4,7 @@
 // after any Error thrown for bad input.
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -49,5 +50,9 @@ class Error : public std::runtime_error {
   int rank_;
   std::string message_;
 };
+
+// Bytes taken by `count` elements of `element` bytes; Errc::out_of_range
+// naming `operation` when the product does not fit in size_t.
+std::size_t array_bytes(std::size_t count, std::size_t element, int rank, const char* operation);
 
 }  // namespace mpidsm

@@ -140,12 +140,9 @@ class Pgas {
   SymmetricArray<T> allocate(std::size_t count) {
     static_assert(std::is_trivially_copyable_v<T>, "symmetric data must be trivially copyable");
     static_assert(alignof(T) <= 64, "symmetric allocations are aligned to 64 bytes");
-    if (count > ~std::size_t{0} / sizeof(T))
-      throw Error(Errc::out_of_range, rank_,
-                  "allocate: " + std::to_string(count) + " elements of " +
-                      std::to_string(sizeof(T)) + " bytes overflow the address space");
     SymmetricArray<T> array;
-    array.allocation_ = allocate_bytes(count * sizeof(T), array.generation_);
+    array.allocation_ =
+        allocate_bytes(array_bytes(count, sizeof(T), rank_, "allocate"), array.generation_);
     array.local_ = static_cast<T*>(local_address(*array.allocation_));
     array.count_ = count;
     return array;

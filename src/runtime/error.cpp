@@ -23,6 +23,14 @@ Error::Error(Errc code, int rank, const std::string& message)
       rank_(rank),
       message_(message) {}
 
+std::size_t array_bytes(std::size_t count, std::size_t element, int rank, const char* operation) {
+  if (element != 0 && count > ~std::size_t{0} / element)
+    throw Error(Errc::out_of_range, rank,
+                std::string(operation) + ": " + std::to_string(count) + " elements of " +
+                    std::to_string(element) + " bytes overflow the address space");
+  return count * element;
+}
+
 }  // namespace mpidsm
 
 extern "C" const char* mpidsm_status_string(mpidsm_status_t status) {
