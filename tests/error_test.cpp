@@ -42,3 +42,24 @@ TEST(Error, EveryCodeMapsToADistinctNamedCStatus) {
 
 }  // namespace
 }  // namespace mpidsm
+
+namespace mpidsm {
+namespace {
+
+TEST(ArrayBytes, MultipliesOrNamesTheOverflow) {
+  EXPECT_EQ(array_bytes(10, 8, 0, "allocate"), 80u);
+  EXPECT_EQ(array_bytes(0, 8, 0, "allocate"), 0u);
+  try {
+    array_bytes(~std::size_t{0} / 2, 4, 3, "Dsm::allocate");
+    ADD_FAILURE() << "overflow not detected";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::out_of_range);
+    EXPECT_EQ(e.rank(), 3);
+    EXPECT_NE(std::string(e.what()).find("Dsm::allocate: 9223372036854775807 elements of 4 bytes"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mpidsm
