@@ -38,7 +38,7 @@ constexpr std::size_t kTwinSlots = 1024;
 
 class Dsm::Engine final : public detail::FaultTarget {
  public:
-  Engine(Runtime& runtime)
+  explicit Engine(Runtime& runtime)
       : runtime_(runtime),
         transport_(runtime.transport()),
         rank_(runtime.rank()),
@@ -72,8 +72,19 @@ class Dsm::Engine final : public detail::FaultTarget {
       throw Error(Errc::no_memory, rank_, "DSM: mprotect failed");
   }
 
-  // Runs in the SIGSEGV handler of the faulting thread.
+  // Runs in the SIGSEGV handler of the faulting thread. Nothing may be thrown
+  // out of a signal handler: a failure is reported and the fault then takes
+  // its ordinary course (a crash with the usual report).
   bool handle_fault(void* address, bool write) override {
+    try {
+      return resolve_fault(address, write);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s (while resolving a DSM fault)\n", e.what());
+      return false;
+    }
+  }
+
+  bool resolve_fault(void* address, bool write) {
     const std::size_t page =
         static_cast<std::size_t>(static_cast<std::byte*>(address) - region_.view()) / page_size_;
     std::lock_guard<std::mutex> guard(mutex_);

@@ -19,8 +19,7 @@ namespace mpidsm {
 namespace {
 
 template <class W>
-std::uint64_t cpu_atomic(AtomicOp op, void* address, std::uint64_t operand, std::uint64_t compare,
-                         bool fetch) {
+std::uint64_t cpu_atomic(AtomicOp op, void* address, std::uint64_t operand, std::uint64_t compare) {
   auto* word = static_cast<W*>(address);
   const W value = static_cast<W>(operand);
   switch (op) {
@@ -41,7 +40,6 @@ std::uint64_t cpu_atomic(AtomicOp op, void* address, std::uint64_t operand, std:
       return expected;
     }
   }
-  (void)fetch;
   return 0;
 }
 
@@ -307,8 +305,8 @@ std::uint64_t Pgas::atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, st
                     "-byte word");
   if (s.direct_atomics) {
     void* word = s.direct_base[p.rank] + offset;
-    return width == 4 ? cpu_atomic<std::uint32_t>(op, word, operand, compare, fetch)
-                      : cpu_atomic<std::uint64_t>(op, word, operand, compare, fetch);
+    return width == 4 ? cpu_atomic<std::uint32_t>(op, word, operand, compare)
+                      : cpu_atomic<std::uint64_t>(op, word, operand, compare);
   }
   if (!fetch) {
     s.ucx_pending = true;
