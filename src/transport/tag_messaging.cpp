@@ -2,6 +2,8 @@
 // Rendezvous for large messages is UCX's: see TransportOptions::rndv_threshold.
 #include <ucp/api/ucp.h>
 
+#include <atomic>
+
 #include "tag_codec.hpp"
 #include "transport_impl.hpp"
 #include "ucx_status.hpp"
@@ -33,6 +35,15 @@ std::pair<ucp_tag_t, ucp_tag_t> match(std::uint16_t runtime_id, int source, int 
 
 }  // namespace
 
+std::pair<std::uint64_t, std::uint64_t> Transport::Impl::receive_match(int source, int tag,
+                                                                       const void* buffer,
+                                                                       std::size_t capacity) const {
+  if (source != any_source) check_peer(source, "recv");
+  check_tag(rank, tag, true, "recv");
+  check_buffer(rank, buffer, capacity, "recv");
+  return match(runtime_id, source, tag);
+}
+
 Request Transport::isend(int peer, int tag, const void* buffer, std::size_t size) {
   impl_->check_peer(peer, "send");
   check_tag(rank_, tag, false, "send");
@@ -49,10 +60,7 @@ void Transport::send(int peer, int tag, const void* buffer, std::size_t size) {
 }
 
 Request Transport::irecv(int source, int tag, void* buffer, std::size_t capacity) {
-  if (source != any_source) impl_->check_peer(source, "recv");
-  check_tag(rank_, tag, true, "recv");
-  check_buffer(rank_, buffer, capacity, "recv");
-  auto [ucp_tag, mask] = match(impl_->runtime_id, source, tag);
+  auto [ucp_tag, mask] = impl_->receive_match(source, tag, buffer, capacity);
   // Always get a request back (see recv()): the sender's tag and the length
   // are read from the request when it completes.
   ucp_request_param_t param{};
@@ -67,8 +75,10 @@ namespace {
 
 // Where a blocking receive's completion callback leaves its result: the wait
 // loop then tests a plain flag instead of calling into UCX on every spin.
+// The callback may run on the progress thread, hence the atomic flag that
+// publishes status and info.
 struct ReceiveSlot {
-  bool done = false;
+  std::atomic<bool> done{false};
   ucs_status_t status = UCS_OK;
   ucp_tag_recv_info_t info{};
 };
@@ -78,16 +88,13 @@ void receive_completed(void*, ucs_status_t status, const ucp_tag_recv_info_t* in
   auto* slot = static_cast<ReceiveSlot*>(user_data);
   slot->status = status;
   slot->info = *info;
-  slot->done = true;
+  slot->done.store(true, std::memory_order_release);
 }
 
 }  // namespace
 
 MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capacity) {
-  if (source != any_source) impl_->check_peer(source, "recv");
-  check_tag(rank_, tag, true, "recv");
-  check_buffer(rank_, buffer, capacity, "recv");
-  auto [ucp_tag, mask] = match(impl_->runtime_id, source, tag);
+  auto [ucp_tag, mask] = impl_->receive_match(source, tag, buffer, capacity);
   ReceiveSlot slot;
   // NO_IMM_CMPL: UCX 1.13 leaves recv_info empty when a waiting message
   // completes the receive inside the call, so completion always comes
@@ -102,7 +109,7 @@ MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capac
   if (UCS_PTR_IS_ERR(handle)) {
     slot.status = UCS_PTR_STATUS(handle);
   } else {
-    impl_->progress_until([&] { return slot.done; });
+    impl_->progress_until([&] { return slot.done.load(std::memory_order_acquire); });
     ucp_request_free(handle);
   }
   MessageInfo info = detail::TagCodec::describe(slot.info.sender_tag, slot.info.length);
