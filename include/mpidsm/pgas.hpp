@@ -156,27 +156,27 @@ class Pgas {
   // --- put and get -------------------------------------------------------------
   template <class T>
   void put(global_ptr<T> dst, const T* src, std::size_t count) {
-    put_bytes(dst.address(), src, count * sizeof(T), Completion::local);
+    put_bytes(dst.address(), src, count * sizeof(T), Completion::request, "put").wait();
   }
   template <class T>
   void get(T* dst, global_ptr<T> src, std::size_t count) {
-    get_bytes(dst, src.address(), count * sizeof(T), Completion::local);
+    get_bytes(dst, src.address(), count * sizeof(T), Completion::request, "get").wait();
   }
   template <class T>
   void put_nbi(global_ptr<T> dst, const T* src, std::size_t count) {
-    put_bytes(dst.address(), src, count * sizeof(T), Completion::at_quiet);
+    put_bytes(dst.address(), src, count * sizeof(T), Completion::at_quiet, "put_nbi");
   }
   template <class T>
   void get_nbi(T* dst, global_ptr<T> src, std::size_t count) {
-    get_bytes(dst, src.address(), count * sizeof(T), Completion::at_quiet);
+    get_bytes(dst, src.address(), count * sizeof(T), Completion::at_quiet, "get_nbi");
   }
   template <class T>
   Request put_nb(global_ptr<T> dst, const T* src, std::size_t count) {
-    return put_request(dst.address(), src, count * sizeof(T));
+    return put_bytes(dst.address(), src, count * sizeof(T), Completion::request, "put_nb");
   }
   template <class T>
   Request get_nb(T* dst, global_ptr<T> src, std::size_t count) {
-    return get_request(dst, src.address(), count * sizeof(T));
+    return get_bytes(dst, src.address(), count * sizeof(T), Completion::request, "get_nb");
   }
   // Strided: blocks of `block` elements, `blocks` of them; block i starts at
   // element i*dst_stride of dst and i*src_stride of src (OpenSHMEM's ibput/ibget).
@@ -285,7 +285,8 @@ class Pgas {
   bool direct(int rank) const;
 
  private:
-  enum class Completion { local, at_quiet };
+  // request: the returned Request completes locally; at_quiet: quiet() completes it.
+  enum class Completion { request, at_quiet };
 
   template <AtomicWord T>
   T fetch_op(AtomicOp op, global_ptr<T> p, T value) {
@@ -332,12 +333,12 @@ class Pgas {
   const detail::Allocation* allocate_bytes(std::size_t bytes, std::uint64_t& generation);
   void free_bytes(const detail::Allocation* allocation, std::uint64_t generation);
   void* local_address(const detail::Allocation& allocation) const;
-  void put_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
-                 Completion completion);
-  void get_bytes(void* dst, const detail::GlobalAddress& src, std::size_t bytes,
-                 Completion completion);
-  Request put_request(const detail::GlobalAddress& dst, const void* src, std::size_t bytes);
-  Request get_request(void* dst, const detail::GlobalAddress& src, std::size_t bytes);
+  // Start a put or get; the Request is empty when the operation is already
+  // complete (load/store path) or left to quiet() (at_quiet).
+  Request put_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
+                    Completion completion, const char* operation);
+  Request get_bytes(void* dst, const detail::GlobalAddress& src, std::size_t bytes,
+                    Completion completion, const char* operation);
   void strided(bool is_put, const detail::GlobalAddress& remote, void* local, std::size_t element,
                std::ptrdiff_t remote_stride, std::ptrdiff_t local_stride, std::size_t block,
                std::size_t blocks);

@@ -184,60 +184,36 @@ void* Pgas::local_address(const detail::Allocation& allocation) const {
   return state_->local_base + allocation.offset;
 }
 
-void Pgas::put_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
-                     Completion completion) {
+Request Pgas::put_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
+                        Completion completion, const char* operation) {
   State& s = *state_;
-  const std::size_t offset = s.resolve(dst, bytes, "put");
-  if (bytes == 0) return;
-  if (std::byte* base = s.direct_base[dst.rank]) {
-    std::memcpy(base + offset, src, bytes);
-    return;
-  }
-  s.ucx_pending = true;
-  if (completion == Completion::at_quiet)
-    s.transport.put_nbi(dst.rank, s.heap, offset, src, bytes);
-  else
-    s.transport.put_nb(dst.rank, s.heap, offset, src, bytes).wait();
-}
-
-void Pgas::get_bytes(void* dst, const detail::GlobalAddress& src, std::size_t bytes,
-                     Completion completion) {
-  State& s = *state_;
-  const std::size_t offset = s.resolve(src, bytes, "get");
-  if (bytes == 0) return;
-  if (std::byte* base = s.direct_base[src.rank]) {
-    std::memcpy(dst, base + offset, bytes);
-    return;
-  }
-  if (completion == Completion::at_quiet) {
-    s.ucx_pending = true;
-    s.transport.get_nbi(src.rank, s.heap, offset, dst, bytes);
-  } else {
-    s.transport.get(src.rank, s.heap, offset, dst, bytes);
-  }
-}
-
-Request Pgas::put_request(const detail::GlobalAddress& dst, const void* src, std::size_t bytes) {
-  State& s = *state_;
-  const std::size_t offset = s.resolve(dst, bytes, "put_nb");
+  const std::size_t offset = s.resolve(dst, bytes, operation);
   if (bytes == 0) return Request();
   if (std::byte* base = s.direct_base[dst.rank]) {
     std::memcpy(base + offset, src, bytes);
     return Request();
   }
-  s.ucx_pending = true;
-  return s.transport.put_nb(dst.rank, s.heap, offset, src, bytes);
+  s.ucx_pending = true;  // remote completion waits for quiet() either way
+  if (completion == Completion::request)
+    return s.transport.put_nb(dst.rank, s.heap, offset, src, bytes);
+  s.transport.put_nbi(dst.rank, s.heap, offset, src, bytes);
+  return Request();
 }
 
-Request Pgas::get_request(void* dst, const detail::GlobalAddress& src, std::size_t bytes) {
+Request Pgas::get_bytes(void* dst, const detail::GlobalAddress& src, std::size_t bytes,
+                        Completion completion, const char* operation) {
   State& s = *state_;
-  const std::size_t offset = s.resolve(src, bytes, "get_nb");
+  const std::size_t offset = s.resolve(src, bytes, operation);
   if (bytes == 0) return Request();
   if (std::byte* base = s.direct_base[src.rank]) {
     std::memcpy(dst, base + offset, bytes);
     return Request();
   }
-  return s.transport.get_nb(src.rank, s.heap, offset, dst, bytes);
+  if (completion == Completion::request)
+    return s.transport.get_nb(src.rank, s.heap, offset, dst, bytes);
+  s.ucx_pending = true;
+  s.transport.get_nbi(src.rank, s.heap, offset, dst, bytes);
+  return Request();
 }
 
 void Pgas::strided(bool is_put, const detail::GlobalAddress& remote, void* local,
@@ -262,9 +238,9 @@ void Pgas::strided(bool is_put, const detail::GlobalAddress& remote, void* local
     at.byte = remote.byte + i * static_cast<std::size_t>(remote_stride) * element;
     std::byte* here = bytes + i * static_cast<std::size_t>(local_stride) * element;
     if (is_put)
-      put_bytes(at, here, block * element, Completion::at_quiet);
+      put_bytes(at, here, block * element, Completion::at_quiet, operation);
     else
-      get_bytes(here, at, block * element, Completion::at_quiet);
+      get_bytes(here, at, block * element, Completion::at_quiet, operation);
   }
   // Blocking semantics: the whole transfer is complete at the target.
   if (state_->ucx_pending) state_->transport.flush(remote.rank);
@@ -334,7 +310,7 @@ void Pgas::put_signal_bytes(const detail::GlobalAddress& dst, const void* src, s
   const std::size_t signal_offset = s.resolve(signal, sizeof(std::uint64_t), "put_signal");
   if (signal_offset % sizeof(std::uint64_t) != 0)
     throw Error(Errc::invalid_argument, rank_, "put_signal: signal word is not 8-byte aligned");
-  put_bytes(dst, src, bytes, Completion::local);
+  put_bytes(dst, src, bytes, Completion::request, "put_signal").wait();
   // Release ordering: the data lands before the signal changes.
   fence();
   const AtomicOp signal_op = op == SignalOp::set ? AtomicOp::swap : AtomicOp::add;
