@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "diff.hpp"
@@ -114,17 +115,14 @@ class Dsm::Engine final : public detail::FaultTarget {
   void* allocate(std::size_t bytes, const Placement& placement) {
     MPI_Comm comm = runtime_.comm();
     // Every rank must describe the same allocation.
-    long long mine[4] = {static_cast<long long>(bytes), static_cast<long long>(placement.kind),
-                         static_cast<long long>(placement.pages_per_block), placement.rank};
-    long long high[4], low[4];
-    detail::check_mpi(rank_, "MPI_Allreduce",
-                      MPI_Allreduce(mine, high, 4, MPI_LONG_LONG, MPI_MAX, comm));
-    detail::check_mpi(rank_, "MPI_Allreduce",
-                      MPI_Allreduce(mine, low, 4, MPI_LONG_LONG, MPI_MIN, comm));
-    if (std::memcmp(high, low, sizeof high) != 0)
+    const long long mine[] = {static_cast<long long>(bytes), static_cast<long long>(placement.kind),
+                              static_cast<long long>(placement.pages_per_block), placement.rank};
+    const detail::ValueRange agreed = detail::value_range(comm, rank_, mine);
+    if (!agreed.uniform())
       throw Error(Errc::collective_mismatch, rank_,
                   "Dsm::allocate: ranks passed different sizes or placements (sizes " +
-                      std::to_string(low[0]) + " to " + std::to_string(high[0]) + " bytes)");
+                      std::to_string(agreed.low[0]) + " to " + std::to_string(agreed.high[0]) +
+                      " bytes)");
     if (bytes == 0) throw Error(Errc::invalid_argument, rank_, "Dsm::allocate: size is 0");
     if (placement.kind == Placement::Kind::on_rank &&
         (placement.rank < 0 || placement.rank >= runtime_.size()))
@@ -189,26 +187,16 @@ class Dsm::Engine final : public detail::FaultTarget {
     }
     // Every diff is complete at its home (release flushed) before anyone
     // learns of it, so a page invalidated below is refetched up to date.
-    MPI_Comm comm = runtime_.comm();
-    const int ranks = runtime_.size();
-    int count = static_cast<int>(notices.size());
-    std::vector<int> counts(ranks), offsets(ranks);
-    detail::check_mpi(rank_, "MPI_Allgather",
-                      MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm));
-    int total = 0;
-    for (int r = 0; r < ranks; ++r) {
-      offsets[r] = total;
-      total += counts[r];
-    }
-    std::vector<std::int64_t> all(static_cast<std::size_t>(total));
-    detail::check_mpi(rank_, "MPI_Allgatherv",
-                      MPI_Allgatherv(notices.data(), count, MPI_INT64_T, all.data(), counts.data(),
-                                     offsets.data(), MPI_INT64_T, comm));
+    const auto blobs = detail::allgather_blobs(
+        runtime_.comm(), std::as_bytes(std::span<const std::int64_t>(notices)));
     std::lock_guard<std::mutex> guard(mutex_);
-    for (int writer = 0; writer < ranks; ++writer) {
+    for (int writer = 0; writer < runtime_.size(); ++writer) {
       if (writer == rank_) continue;
-      for (int i = offsets[writer]; i < offsets[writer] + counts[writer]; ++i) {
-        const auto page = static_cast<std::size_t>(all[static_cast<std::size_t>(i)]);
+      const std::vector<std::byte>& blob = blobs[static_cast<std::size_t>(writer)];
+      for (std::size_t at = 0; at < blob.size(); at += sizeof(std::int64_t)) {
+        std::int64_t notice;
+        std::memcpy(&notice, blob.data() + at, sizeof notice);
+        const auto page = static_cast<std::size_t>(notice);
         if (state_[page] != PageState::cached) continue;
         protect(page, 1, PROT_NONE);
         state_[page] = PageState::invalid;

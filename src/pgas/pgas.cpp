@@ -130,16 +130,14 @@ const detail::Allocation* Pgas::allocate_bytes(std::size_t bytes, std::uint64_t&
   State& s = *state_;
   MPI_Comm comm = s.runtime.comm();
   // Every rank must ask for the same size, or the heap stops being symmetric.
-  unsigned long long mine[2] = {bytes, ~static_cast<unsigned long long>(bytes)};
-  unsigned long long high[2];
-  detail::check_mpi(rank_, "MPI_Allreduce",
-                    MPI_Allreduce(mine, high, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
-  const unsigned long long largest = high[0], smallest = ~high[1];
-  if (largest != smallest)
+  const long long mine[] = {static_cast<long long>(bytes)};
+  const detail::ValueRange sizes = detail::value_range(comm, rank_, mine);
+  if (!sizes.uniform())
     throw Error(Errc::collective_mismatch, rank_,
-                "allocate: ranks asked for different sizes (smallest " + std::to_string(smallest) +
-                    " bytes, largest " + std::to_string(largest) + ", this rank " +
-                    std::to_string(bytes) + "); symmetric allocations must match on every rank");
+                "allocate: ranks asked for different sizes (smallest " +
+                    std::to_string(sizes.low[0]) + " bytes, largest " +
+                    std::to_string(sizes.high[0]) + ", this rank " + std::to_string(bytes) +
+                    "); symmetric allocations must match on every rank");
   if (bytes == 0) throw Error(Errc::invalid_argument, rank_, "allocate: size is 0");
   std::optional<std::size_t> offset = s.allocator.allocate(bytes);
   if (!offset)
@@ -166,15 +164,13 @@ void Pgas::free_bytes(const detail::Allocation* allocation, std::uint64_t genera
                     allocation ? "free: the allocation was already freed"
                                : "free: the array was never allocated");
   detail::throw_if_any_failed(comm, rank_, failure, "free");
-  long long mine[2] = {static_cast<long long>(allocation->offset),
-                       -static_cast<long long>(allocation->offset)};
-  long long high[2];
-  detail::check_mpi(rank_, "MPI_Allreduce",
-                    MPI_Allreduce(mine, high, 2, MPI_LONG_LONG, MPI_MAX, comm));
-  if (high[0] != -high[1])
+  const long long mine[] = {static_cast<long long>(allocation->offset)};
+  const detail::ValueRange offsets = detail::value_range(comm, rank_, mine);
+  if (!offsets.uniform())
     throw Error(Errc::collective_mismatch, rank_,
                 "free: ranks freed different allocations (heap offsets " +
-                    std::to_string(-high[1]) + " to " + std::to_string(high[0]) + ")");
+                    std::to_string(offsets.low[0]) + " to " + std::to_string(offsets.high[0]) +
+                    ")");
   barrier();  // nobody still reads or writes the allocation
   s.allocator.free(allocation->offset);
   const_cast<detail::Allocation*>(allocation)->generation = 0;

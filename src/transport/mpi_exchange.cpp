@@ -71,4 +71,21 @@ void throw_if_any_failed(MPI_Comm comm, int rank, const std::optional<Error>& lo
               operation + " failed on rank " + std::to_string(failed));
 }
 
+ValueRange value_range(MPI_Comm comm, int rank, std::span<const long long> mine) {
+  // The maximum of -x is minus the minimum of x: one reduction gives both.
+  const std::size_t n = mine.size();
+  std::vector<long long> both(2 * n), reduced(2 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    both[i] = mine[i];
+    both[n + i] = -mine[i];
+  }
+  check_mpi(rank, "MPI_Allreduce",
+            MPI_Allreduce(both.data(), reduced.data(), static_cast<int>(2 * n), MPI_LONG_LONG,
+                          MPI_MAX, comm));
+  ValueRange range;
+  range.high.assign(reduced.begin(), reduced.begin() + static_cast<std::ptrdiff_t>(n));
+  for (std::size_t i = 0; i < n; ++i) range.low.push_back(-reduced[n + i]);
+  return range;
+}
+
 }  // namespace mpidsm::detail

@@ -24,6 +24,15 @@ std::vector<std::vector<std::byte>> allgather_blobs(MPI_Comm comm, std::span<con
 void throw_if_any_failed(MPI_Comm comm, int rank, const std::optional<Error>& local,
                          const std::string& operation);
 
+// Collective check that every rank passed the same arguments: returns the
+// element-wise smallest and largest of `mine` over all ranks (equal exactly
+// when every rank passed the same values), with one MPI_Allreduce.
+struct ValueRange {
+  std::vector<long long> low, high;
+  bool uniform() const { return low == high; }
+};
+ValueRange value_range(MPI_Comm comm, int rank, std::span<const long long> mine);
+
 // Throws Error(Errc::mpi) naming the MPI call when rc is not MPI_SUCCESS.
 void check_mpi(int rank, const char* call, int rc);
 
