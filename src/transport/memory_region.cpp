@@ -19,6 +19,12 @@ struct RegionHeader {
   std::uint64_t size;
 };
 
+// Why a handle that is not valid() cannot be used.
+const char* unusable(const detail::RegionState* state) {
+  return state ? "memory region used after deregistration"
+               : "memory region handle is empty (never registered)";
+}
+
 std::string describe_range(std::size_t offset, std::size_t length) {
   return "offset " + std::to_string(offset) + " + size " + std::to_string(length);
 }
@@ -27,9 +33,7 @@ std::string describe_range(std::size_t offset, std::size_t length) {
 
 const detail::RegionState& MemoryRegion::checked() const {
   if (!valid())
-    throw Error(Errc::unregistered, state_ ? state_->owner_rank : no_rank,
-                state_ ? "memory region used after deregistration"
-                       : "memory region handle is empty (never registered)");
+    throw Error(Errc::unregistered, state_ ? state_->owner_rank : no_rank, unusable(state_));
   return *state_;
 }
 
@@ -57,10 +61,7 @@ const detail::RemoteKey& Transport::Impl::remote(const MemoryRegion& region, int
                                                  std::size_t offset, std::size_t length,
                                                  const char* operation) const {
   if (!region.valid())
-    throw Error(Errc::unregistered, rank,
-                std::string(operation) + ": " +
-                    (region.state_ ? "memory region used after deregistration"
-                                   : "memory region handle is empty (never registered)"));
+    throw Error(Errc::unregistered, rank, std::string(operation) + ": " + unusable(region.state_));
   check_peer(peer, operation);
   if (length == 0)
     throw Error(Errc::invalid_argument, rank,
