@@ -140,6 +140,18 @@ TEST_F(DsmTest, PointersStoredInTheRegionWorkOnEveryRank) {
   d.free(nodes);
 }
 
+TEST_F(DsmTest, FreeOfAnAddressThatStartsNoAllocationIsAnErrorOnEveryRank) {
+  Dsm& d = *dsm_;
+  auto* data = d.allocate<std::byte>(d.page_size() * 2);
+  int outside = 0;
+  EXPECT_MPIDSM_ERROR(d.free(data + d.page_size()), Errc::unregistered,
+                      "not the start of a DSM allocation");
+  EXPECT_MPIDSM_ERROR(d.free(data + 1), Errc::unregistered, "not the start");
+  EXPECT_MPIDSM_ERROR(d.free(&outside), Errc::unregistered, "not the start");
+  d.free(data);  // the real start still frees, once
+  EXPECT_MPIDSM_ERROR(d.free(data), Errc::unregistered, "not the start");
+}
+
 // Runs `crash` in a child process; true when the child died of SIGSEGV.
 template <class Crash>
 bool dies_of_segfault(Crash crash) {

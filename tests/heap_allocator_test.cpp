@@ -42,6 +42,10 @@ TEST(HeapAllocator, UnitAlignmentPacksExactly) {
   EXPECT_EQ(pages.allocate(3), 0u);
   EXPECT_EQ(pages.allocate(7), 3u);
   EXPECT_FALSE(pages.allocate(1));
+  EXPECT_EQ(pages.length_of(3), 7u);
+  EXPECT_FALSE(pages.length_of(1));  // inside a block, not its start
+  pages.free(3);
+  EXPECT_FALSE(pages.length_of(3));
 }
 
 TEST(HeapAllocator, SameSequenceGivesSameOffsets) {

@@ -150,32 +150,31 @@ class Dsm::Engine final : public detail::FaultTarget {
         state_[page] = PageState::invalid;
       }
     }
-    allocations_.push_back({*first, pages});
     return view(*first);
   }
 
   void free(void* address) {
     std::optional<Error> failure;
-    auto it = allocations_.begin();
-    for (; it != allocations_.end(); ++it)
-      if (view(it->first_page) == address) break;
-    if (it == allocations_.end())
+    const auto* at = static_cast<const std::byte*>(address);
+    const std::size_t first =
+        region_.contains(address) ? static_cast<std::size_t>(at - region_.view()) / page_size_ : 0;
+    std::optional<std::size_t> pages;
+    if (region_.contains(address) && at == view(first)) pages = allocator_.length_of(first);
+    if (!pages)
       failure.emplace(Errc::unregistered, rank_,
                       "Dsm::free: address is not the start of a DSM allocation");
     detail::throw_if_any_failed(runtime_.comm(), rank_, failure, "Dsm::free");
     barrier();  // nobody still reads or writes it
     std::lock_guard<std::mutex> guard(mutex_);
-    const auto [first, pages] = *it;
-    protect(first, pages, PROT_NONE);
-    for (std::size_t page = first; page < first + pages; ++page) {
+    protect(first, *pages, PROT_NONE);
+    for (std::size_t page = first; page < first + *pages; ++page) {
       state_[page] = PageState::unallocated;
       home_[page] = -1;
     }
     // Give the memory back, so a later allocation here starts zeroed.
     fallocate(region_.fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-              static_cast<off_t>(first * page_size_), static_cast<off_t>(pages * page_size_));
+              static_cast<off_t>(first * page_size_), static_cast<off_t>(*pages * page_size_));
     allocator_.free(first);
-    allocations_.erase(it);
   }
 
   void barrier() {
@@ -233,11 +232,6 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::size_t> dirty_;     // pages written and not yet released
   std::vector<std::int64_t> notices_;  // pages released since the last barrier
   std::vector<bool> homes_written_;    // per rank: received diffs in this release
-  struct Allocation {
-    std::size_t first_page;
-    std::size_t pages;
-  };
-  std::vector<Allocation> allocations_;
   DsmStats stats_;
   std::mutex mutex_;
 

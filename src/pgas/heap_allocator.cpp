@@ -48,6 +48,12 @@ void HeapAllocator::free(std::size_t offset) {
   free_.emplace(start, length);
 }
 
+std::optional<std::size_t> HeapAllocator::length_of(std::size_t offset) const {
+  auto block = used_blocks_.find(offset);
+  if (block == used_blocks_.end()) return {};
+  return block->second;
+}
+
 std::size_t HeapAllocator::largest_free() const {
   std::size_t largest = 0;
   for (const auto& [offset, length] : free_) largest = std::max(largest, length);

@@ -27,6 +27,9 @@ class HeapAllocator {
 
   std::size_t capacity() const { return capacity_; }
   std::size_t used() const { return used_; }
+  // The length (rounded to the alignment) of the block allocate() returned at
+  // `offset`, or nullopt when no block starts there.
+  std::optional<std::size_t> length_of(std::size_t offset) const;
   // The largest block allocate() could return now.
   std::size_t largest_free() const;
 
