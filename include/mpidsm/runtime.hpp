@@ -46,6 +46,9 @@ class Runtime {
  private:
   struct State;
   State& state() const;
+  // finalize() for destructors and move-assignment, which cannot throw: an
+  // error is printed instead.
+  void finalize_reporting_errors() noexcept;
   std::unique_ptr<State> state_;
 };
 

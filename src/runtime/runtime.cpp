@@ -85,16 +85,19 @@ Runtime::Runtime() noexcept = default;
 Runtime::Runtime(Runtime&&) noexcept = default;
 Runtime& Runtime::operator=(Runtime&& other) noexcept {
   if (this != &other) {
-    if (state_) {
-      try {
-        finalize();
-      } catch (const Error& e) {
-        std::fprintf(stderr, "%s\n", e.what());
-      }
-    }
+    finalize_reporting_errors();
     state_ = std::move(other.state_);
   }
   return *this;
+}
+
+void Runtime::finalize_reporting_errors() noexcept {
+  if (!state_) return;
+  try {
+    finalize();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  }
 }
 
 Runtime::Runtime(MPI_Comm comm) {
@@ -124,12 +127,7 @@ Runtime::Runtime(MPI_Comm comm) {
 }
 
 Runtime::~Runtime() {
-  if (!state_) return;
-  try {
-    finalize();
-  } catch (const Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-  }
+  finalize_reporting_errors();
 }
 
 void Runtime::finalize() {
