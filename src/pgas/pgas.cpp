@@ -96,14 +96,10 @@ Pgas::Pgas(Runtime& runtime) {
   s.heap = s.transport.allocate(config.heap_size);
   s.local_base = static_cast<std::byte*>(s.heap.local_base());
   s.direct_base.resize(size_);
-  bool all = true;
-  for (int r = 0; r < size_; ++r) {
-    auto* mapped = static_cast<std::byte*>(s.heap.mapped(r));
-    all = all && mapped;
-    s.direct_base[r] = config.direct_access ? mapped : nullptr;
-  }
-  s.heap_mapped_everywhere = all;
-  s.direct_atomics = all && config.direct_access;
+  for (int r = 0; r < size_; ++r)
+    s.direct_base[r] = config.direct_access ? static_cast<std::byte*>(s.heap.mapped(r)) : nullptr;
+  s.heap_mapped_everywhere = s.heap.all_mapped();
+  s.direct_atomics = s.heap_mapped_everywhere && config.direct_access;
 }
 
 Pgas::~Pgas() {
