@@ -37,6 +37,16 @@ struct Config {
   bool direct_access = true;
   // Bytes of the DSM shared region (same virtual address on every rank).
   std::size_t dsm_size = std::size_t{256} << 20;
+  // Remote pages a rank keeps cached at most (LRU replacement).
+  std::size_t cache_pages = 16384;
+  // On a read miss, fetch up to this many following pages with the same home...
+  std::size_t prefetch_pages = 8;
+  // ...looking at most this many pages past the miss.
+  std::size_t max_checking_pages = 32;
+  // Lock ids available to Dsm locks: 0 .. dsm_locks-1.
+  std::size_t dsm_locks = 16384;
+  // Print the per-rank DSM statistics table when a Dsm is destroyed.
+  bool dsm_stats = false;
 
   // Reads the environment. Throws Error(Errc::config) on a bad value.
   static Config from_environment();

@@ -5,15 +5,14 @@
 // write only the bytes they changed back home with one-sided puts. Home-based
 // lazy release consistency with multiple writers, as in JIAJIA, over UCX.
 //
-// Synchronisation in this version: Dsm::barrier(), a release (diffs home,
-// one flush), an exchange of write notices, and an acquire (invalidation of
-// the pages other ranks changed). Data written before a barrier by any rank
-// is seen by every rank after it; two ranks writing different bytes of one
-// page between barriers both survive.
+// Synchronisation: Dsm::barrier() (every rank's writes before it are seen by
+// every rank after it) and locks (writes made before unlock(id) are seen by
+// the next rank to lock(id)). docs/consistency.md states the guarantees.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -23,15 +22,45 @@
 
 namespace mpidsm {
 
+// Per-rank counters since the Dsm was created.
 struct DsmStats {
   std::uint64_t read_faults = 0;
   std::uint64_t write_faults = 0;
-  std::uint64_t pages_fetched = 0;
-  std::uint64_t diffs = 0;      // pages whose changes were written home
-  std::uint64_t diff_runs = 0;  // puts issued for them
+  std::uint64_t pages_fetched = 0;    // by misses and prefetch
+  std::uint64_t prefetched = 0;       // of those, fetched ahead of a miss
+  std::uint64_t prefetch_used = 0;    // prefetched pages the application touched
+  std::uint64_t prefetch_unused = 0;  // ...and those dropped untouched
+  std::uint64_t evictions = 0;        // pages dropped to respect MPIDSM_CACHE_PAGES
+  std::uint64_t diffs = 0;            // pages whose changes were written home
+  std::uint64_t diff_runs = 0;        // puts issued for them
   std::uint64_t diff_bytes = 0;
   std::uint64_t invalidations = 0;
+  std::uint64_t lock_acquires = 0;
+  std::uint64_t lock_wait_ns = 0;  // in lock(): queueing plus invalidation
+  std::uint64_t lock_log_overflows = 0;  // acquires that had to drop the whole cache
   std::uint64_t barriers = 0;
+  std::uint64_t barrier_ns = 0;
+
+  // Name and value of every counter, in declaration order (for tables).
+  template <class F>
+  void for_each(F&& f) const {
+    f("read_faults", read_faults);
+    f("write_faults", write_faults);
+    f("pages_fetched", pages_fetched);
+    f("prefetched", prefetched);
+    f("prefetch_used", prefetch_used);
+    f("prefetch_unused", prefetch_unused);
+    f("evictions", evictions);
+    f("diffs", diffs);
+    f("diff_runs", diff_runs);
+    f("diff_bytes", diff_bytes);
+    f("invalidations", invalidations);
+    f("lock_acquires", lock_acquires);
+    f("lock_wait_ns", lock_wait_ns);
+    f("lock_log_overflows", lock_log_overflows);
+    f("barriers", barriers);
+    f("barrier_ns", barrier_ns);
+  }
 };
 
 class Dsm {
@@ -53,8 +82,23 @@ class Dsm {
   // Collective: releases everything, then frees the allocation at `address`.
   void free(void* address);
 
-  // Release, exchange of write notices, acquire.
+  // Collective: release, exchange of write notices, acquire. Errc::invalid_state
+  // on every rank when some rank calls it while holding a lock.
   void barrier();
+
+  // Acquire: waits (FIFO) until this rank holds lock `id` (0 .. lock_count()-1),
+  // then invalidates the pages written under it since this rank last held it.
+  // Locks are held by the rank, not the thread. Errc::invalid_state when this
+  // rank already holds it, Errc::out_of_range for a bad id.
+  void lock(std::size_t id);
+  // Release: this rank's writes go home, then the lock passes to the next
+  // waiter. Errc::invalid_state when this rank does not hold it.
+  void unlock(std::size_t id);
+  std::size_t lock_count() const;
+
+  // Fetches the pages of [address, address+bytes) that are not cached here, in
+  // one batch per home, so later reads do not fault. Not collective.
+  void prefetch(const void* address, std::size_t bytes);
 
   void* base() const;
   std::size_t size() const;
@@ -63,6 +107,9 @@ class Dsm {
   // any allocation).
   int home_of(const void* address) const;
   DsmStats stats() const;
+  // Collective: rank 0 prints every rank's statistics as a table on `out`.
+  // Also done at destruction when MPIDSM_STATS=1.
+  void print_stats(std::FILE* out = stderr) const;
 
  private:
   void* allocate_bytes(std::size_t bytes, const Placement& placement);
@@ -70,6 +117,20 @@ class Dsm {
 
   class Engine;
   std::unique_ptr<Engine> engine_;
+};
+
+// A DSM lock as an object (BasicLockable, so std::lock_guard and
+// std::unique_lock work). Ranks naming the same id share the lock.
+class DsmMutex {
+ public:
+  DsmMutex(Dsm& dsm, std::size_t id) : dsm_(&dsm), id_(id) {}
+  void lock() { dsm_->lock(id_); }
+  void unlock() { dsm_->unlock(id_); }
+  std::size_t id() const { return id_; }
+
+ private:
+  Dsm* dsm_;
+  std::size_t id_;
 };
 
 }  // namespace mpidsm

@@ -55,4 +55,9 @@ class Error : public std::runtime_error {
 // naming `operation` when the product does not fit in size_t.
 std::size_t array_bytes(std::size_t count, std::size_t element, int rank, const char* operation);
 
+namespace detail {
+// "0x7f..." for error messages.
+std::string describe_address(const void* address);
+}  // namespace detail
+
 }  // namespace mpidsm

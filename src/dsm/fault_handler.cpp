@@ -22,7 +22,6 @@ struct Range {
 // without locks (slots change only in collective create/destroy).
 std::array<Range, 16> ranges;
 std::mutex registry_mutex;
-int registered = 0;
 struct sigaction previous {};
 
 // x86-64 reports whether the access was a write in the page-fault error code;
@@ -66,6 +65,23 @@ void on_segv(int signal, siginfo_t* info, void* context) {
 
 }  // namespace
 
+std::atomic<int> fault_ranges_registered{0};
+
+void make_accessible_slow(const void* address, std::size_t size, bool write) {
+  if (size == 0) return;
+  auto* first = static_cast<const std::byte*>(address);
+  for (auto& range : ranges) {
+    const std::byte* base = range.base.load(std::memory_order_acquire);
+    if (!base) continue;
+    const std::byte* end = base + range.size.load(std::memory_order_relaxed);
+    const std::byte* lo = first > base ? first : base;
+    const std::byte* hi = first + size < end ? first + size : end;
+    if (lo >= hi) continue;
+    if (FaultTarget* target = range.target.load(std::memory_order_acquire))
+      target->make_accessible(lo, static_cast<std::size_t>(hi - lo), write);
+  }
+}
+
 void register_fault_range(const void* base, std::size_t size, FaultTarget* target) {
   std::lock_guard<std::mutex> guard(registry_mutex);
   for (auto& range : ranges) {
@@ -73,7 +89,7 @@ void register_fault_range(const void* base, std::size_t size, FaultTarget* targe
     range.size.store(size);
     range.target.store(target);
     range.base.store(static_cast<const std::byte*>(base), std::memory_order_release);
-    if (registered++ == 0) {
+    if (fault_ranges_registered.fetch_add(1) == 0) {
       struct sigaction action {};
       action.sa_sigaction = on_segv;
       action.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -91,7 +107,7 @@ void unregister_fault_range(const void* base) {
     if (range.base.load() != base) continue;
     range.base.store(nullptr, std::memory_order_release);
     range.target.store(nullptr);
-    if (--registered == 0) sigaction(SIGSEGV, &previous, nullptr);
+    if (fault_ranges_registered.fetch_sub(1) == 1) sigaction(SIGSEGV, &previous, nullptr);
     return;
   }
 }

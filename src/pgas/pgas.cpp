@@ -313,11 +313,9 @@ void Pgas::check_symmetric(const void* word, std::size_t width, const char* oper
   const auto* at = static_cast<const std::byte*>(word);
   const std::byte* base = state_->local_base;
   if (at < base || at + width > base + state_->allocator.capacity()) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%p", word);
-    throw Error(
-        Errc::unregistered, rank_,
-        std::string(operation) + ": address " + text + " is not in this rank's symmetric heap");
+    throw Error(Errc::unregistered, rank_,
+                std::string(operation) + ": address " + detail::describe_address(word) +
+                    " is not in this rank's symmetric heap");
   }
   if (reinterpret_cast<std::uintptr_t>(word) % width != 0)
     throw Error(

@@ -1,5 +1,6 @@
 #include "mpidsm/config.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cerrno>
@@ -17,6 +18,11 @@ constexpr const char* kRndvThresh = "MPIDSM_RNDV_THRESH";
 constexpr const char* kHeapSize = "MPIDSM_HEAP_SIZE";
 constexpr const char* kDirectAccess = "MPIDSM_DIRECT_ACCESS";
 constexpr const char* kDsmSize = "MPIDSM_DSM_SIZE";
+constexpr const char* kCachePages = "MPIDSM_CACHE_PAGES";
+constexpr const char* kPrefetchPages = "MPIDSM_PREFETCH_PAGES";
+constexpr const char* kMaxCheckingPages = "MPIDSM_MAX_CHECKING_PAGES";
+constexpr const char* kLocks = "MPIDSM_LOCKS";
+constexpr const char* kStats = "MPIDSM_STATS";
 
 constexpr std::array kVariables{
     ConfigVariable{kProgressThread, "auto",
@@ -35,6 +41,17 @@ constexpr std::array kVariables{
     ConfigVariable{kDsmSize, "256M",
                    "<size>: the coherent DSM region, reserved at the same virtual address on "
                    "every rank (a multiple of the page size)"},
+    ConfigVariable{kCachePages, "16384",
+                   "<count>: remote DSM pages cached per rank at most; the least recently "
+                   "faulted page is evicted (its changes written home first)"},
+    ConfigVariable{kPrefetchPages, "8",
+                   "<count>: on a DSM read miss, also fetch up to this many following pages "
+                   "with the same home in the same batch (0 disables prefetch)"},
+    ConfigVariable{kMaxCheckingPages, "32",
+                   "<count>: how far past a read miss prefetch looks for such pages"},
+    ConfigVariable{kLocks, "16384", "<count>: DSM lock ids available (0 .. count-1)"},
+    ConfigVariable{kStats, "0",
+                   "0|1: print every rank's DSM statistics as a table when a Dsm is destroyed"},
 };
 
 [[noreturn]] void bad_value(const char* variable, const std::string& value, const char* allowed) {
@@ -86,6 +103,29 @@ std::size_t parse_size(const char* variable, const std::string& text) {
   return static_cast<std::size_t>(value) << shift;
 }
 
+namespace {
+
+// A plain decimal count (no suffix).
+std::size_t parse_count(const char* variable, const std::string& text) {
+  constexpr const char* allowed = "a non-negative integer";
+  if (text.empty() || !std::all_of(text.begin(), text.end(), [](unsigned char c) {
+        return std::isdigit(c) != 0;
+      }))
+    bad_value(variable, text, allowed);
+  errno = 0;
+  const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || value > (std::size_t{1} << 40)) bad_value(variable, text, allowed);
+  return static_cast<std::size_t>(value);
+}
+
+bool parse_switch(const char* variable, const std::string& text) {
+  if (text == "1" || text == "on" || text == "yes") return true;
+  if (text == "0" || text == "off" || text == "no") return false;
+  bad_value(variable, text, "0 or 1");
+}
+
+}  // namespace
+
 Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   Config config;
   if (const char* v = lookup(kProgressThread)) config.progress_thread = parse_progress_mode(v);
@@ -102,6 +142,18 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
     if (config.dsm_size == 0 || config.dsm_size % 4096 != 0)
       bad_value(kDsmSize, v, "a positive multiple of 4K");
   }
+  if (const char* v = lookup(kCachePages)) {
+    config.cache_pages = parse_count(kCachePages, v);
+    if (config.cache_pages == 0) bad_value(kCachePages, v, "a page count of at least 1");
+  }
+  if (const char* v = lookup(kPrefetchPages)) config.prefetch_pages = parse_count(kPrefetchPages, v);
+  if (const char* v = lookup(kMaxCheckingPages))
+    config.max_checking_pages = parse_count(kMaxCheckingPages, v);
+  if (const char* v = lookup(kLocks)) {
+    config.dsm_locks = parse_count(kLocks, v);
+    if (config.dsm_locks == 0) bad_value(kLocks, v, "a lock count of at least 1");
+  }
+  if (const char* v = lookup(kStats)) config.dsm_stats = parse_switch(kStats, v);
   if (const char* v = lookup(kDirectAccess)) {
     std::string text(v);
     if (text == "auto" || text == "on")
@@ -125,6 +177,11 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
       {kHeapSize, std::to_string(heap_size)},
       {kDirectAccess, direct_access ? "auto" : "off"},
       {kDsmSize, std::to_string(dsm_size)},
+      {kCachePages, std::to_string(cache_pages)},
+      {kPrefetchPages, std::to_string(prefetch_pages)},
+      {kMaxCheckingPages, std::to_string(max_checking_pages)},
+      {kLocks, std::to_string(dsm_locks)},
+      {kStats, dsm_stats ? "1" : "0"},
   };
 }
 

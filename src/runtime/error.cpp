@@ -1,5 +1,7 @@
 #include "mpidsm/error.hpp"
 
+#include <cstdio>
+
 #include "mpidsm/status.h"
 
 namespace mpidsm {
@@ -29,6 +31,12 @@ std::size_t array_bytes(std::size_t count, std::size_t element, int rank, const 
                 std::string(operation) + ": " + std::to_string(count) + " elements of " +
                     std::to_string(element) + " bytes overflow the address space");
   return count * element;
+}
+
+std::string detail::describe_address(const void* address) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%p", address);
+  return text;
 }
 
 }  // namespace mpidsm

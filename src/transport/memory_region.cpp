@@ -189,10 +189,9 @@ std::pair<MemoryRegion, std::size_t> Transport::locate(const void* address) cons
     if (at >= begin && at - begin < state.size)
       return {MemoryRegion(const_cast<detail::RegionState*>(&state), state.generation), at - begin};
   }
-  char text[32];
-  std::snprintf(text, sizeof text, "%p", address);
   throw Error(Errc::unregistered, rank_,
-              std::string("address ") + text + " is not inside any registered memory region");
+              "address " + detail::describe_address(address) +
+                  " is not inside any registered memory region");
 }
 
 }  // namespace mpidsm

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "dsm/fault_handler.hpp"
 #include "transport_impl.hpp"
 
 namespace mpidsm {
@@ -10,6 +11,7 @@ namespace mpidsm {
 void Transport::put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
                         std::size_t size) {
   const auto& key = impl_->remote(dst, peer, offset, size, "put");
+  detail::make_accessible(src, size, false);
   ucp_request_param_t param{};
   impl_->detach(ucp_put_nbx(impl_->endpoints[peer], src, size, key.base + offset,
                             static_cast<ucp_rkey_h>(key.rkey), &param),
@@ -19,6 +21,7 @@ void Transport::put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, c
 void Transport::get_nbi(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
                         std::size_t size) {
   const auto& key = impl_->remote(src, peer, offset, size, "get");
+  detail::make_accessible(dst, size, true);
   ucp_request_param_t param{};
   impl_->detach(ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
                             static_cast<ucp_rkey_h>(key.rkey), &param),
@@ -28,6 +31,7 @@ void Transport::get_nbi(int peer, const MemoryRegion& src, std::size_t offset, v
 Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
                           std::size_t size) {
   const auto& key = impl_->remote(dst, peer, offset, size, "put");
+  detail::make_accessible(src, size, false);
   ucp_request_param_t param{};
   ucs_status_ptr_t request = ucp_put_nbx(impl_->endpoints[peer], src, size, key.base + offset,
                                          static_cast<ucp_rkey_h>(key.rkey), &param);
@@ -37,6 +41,7 @@ Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset,
 Request Transport::get_nb(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
                           std::size_t size) {
   const auto& key = impl_->remote(src, peer, offset, size, "get");
+  detail::make_accessible(dst, size, true);
   ucp_request_param_t param{};
   ucs_status_ptr_t request = ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
                                          static_cast<ucp_rkey_h>(key.rkey), &param);
@@ -52,6 +57,7 @@ void Transport::put(int peer, const MemoryRegion& dst, std::size_t offset, const
 void Transport::get(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
                     std::size_t size) {
   const auto& key = impl_->remote(src, peer, offset, size, "get");
+  detail::make_accessible(dst, size, true);
   ucp_request_param_t param{};
   impl_->wait(ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
                           static_cast<ucp_rkey_h>(key.rkey), &param),

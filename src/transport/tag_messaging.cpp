@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "dsm/fault_handler.hpp"
 #include "tag_codec.hpp"
 #include "transport_impl.hpp"
 #include "ucx_status.hpp"
@@ -41,6 +42,7 @@ std::pair<std::uint64_t, std::uint64_t> Transport::Impl::receive_match(int sourc
   if (source != any_source) check_peer(source, "recv");
   check_tag(rank, tag, true, "recv");
   check_buffer(rank, buffer, capacity, "recv");
+  detail::make_accessible(buffer, capacity, true);
   return match(runtime_id, source, tag);
 }
 
@@ -48,6 +50,7 @@ Request Transport::isend(int peer, int tag, const void* buffer, std::size_t size
   impl_->check_peer(peer, "send");
   check_tag(rank_, tag, false, "send");
   check_buffer(rank_, buffer, size, "send");
+  detail::make_accessible(buffer, size, false);
   ucp_request_param_t param{};
   ucp_tag_t ucp_tag = detail::TagCodec::encode(impl_->runtime_id, static_cast<std::uint32_t>(rank_),
                                                static_cast<std::uint32_t>(tag));

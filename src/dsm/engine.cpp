@@ -1,0 +1,403 @@
+#include "engine.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "diff.hpp"
+#include "placement.hpp"
+#include "prefetch.hpp"
+#include "transport/mpi_exchange.hpp"
+
+namespace mpidsm {
+namespace {
+
+// Twins kept at once; when they run out, dirty pages are written home early
+// (always safe under release consistency) and their twins reused.
+constexpr std::size_t kTwinSlots = 1024;
+
+}  // namespace
+
+Dsm::Engine::Engine(Runtime& runtime)
+    : runtime_(runtime),
+      transport_(runtime.transport()),
+      rank_(runtime.rank()),
+      page_size_(static_cast<std::size_t>(sysconf(_SC_PAGESIZE))),
+      prefetch_pages_(runtime.config().prefetch_pages),
+      max_checking_pages_(runtime.config().max_checking_pages),
+      region_(runtime.comm(), runtime.config().dsm_size),
+      pages_(region_.size() / page_size_),
+      allocator_(pages_, 1),
+      master_(transport_.register_memory(region_.master(), region_.size())),
+      locks_(transport_, runtime.config().dsm_locks),
+      cache_(std::min(runtime.config().cache_pages, pages_), pages_),
+      state_(pages_, PageState::unallocated),
+      home_(pages_, -1),
+      twin_of_(pages_, -1),
+      prefetched_(pages_, false),
+      twins_(kTwinSlots * page_size_),
+      batch_(std::min(prefetch_pages_, cache_.capacity() - 1) + 1),
+      homes_written_(static_cast<std::size_t>(runtime.size()), false),
+      held_(locks_.count(), false) {
+  for (std::size_t slot = kTwinSlots; slot-- > 0;)
+    free_twins_.push_back(static_cast<std::int32_t>(slot));
+  pagemap_fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  detail::register_fault_range(region_.view(), region_.size(), this);
+}
+
+Dsm::Engine::~Engine() {
+  detail::unregister_fault_range(region_.view());
+  if (pagemap_fd_ >= 0) close(pagemap_fd_);
+  try {
+    transport_.deregister(master_);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  }
+}
+
+void Dsm::Engine::protect(std::size_t page, std::size_t count, int protection) {
+  if (mprotect(view(page), count * page_size_, protection) != 0)
+    throw Error(Errc::no_memory, rank_,
+                "DSM: mprotect of " + std::to_string(count) + " pages failed: " +
+                    std::strerror(errno));
+}
+
+// Runs in the SIGSEGV handler of the faulting thread. Nothing may be thrown
+// out of a signal handler: a failure is reported and the fault then takes its
+// ordinary course (a crash with the usual report).
+bool Dsm::Engine::handle_fault(void* address, bool write) {
+  try {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return resolve(page_of(address), write);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s (while resolving a DSM fault)\n", e.what());
+    return false;
+  }
+}
+
+void Dsm::Engine::make_accessible(const void* address, std::size_t size, bool write) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  const std::size_t last = page_of(static_cast<const std::byte*>(address) + size - 1);
+  for (std::size_t page = page_of(address); page <= last; ++page)
+    if (!resolve(page, write))
+      throw Error(Errc::unregistered, rank_,
+                  "buffer at " + detail::describe_address(address) + " (" +
+                      std::to_string(size) + " bytes) reaches unallocated DSM memory at " +
+                      detail::describe_address(view(page)));
+}
+
+bool Dsm::Engine::resolve(std::size_t page, bool write) {
+  switch (state_[page]) {
+    case PageState::unallocated:
+      return false;
+    case PageState::home_clean:
+      if (write) {
+        ++stats_.write_faults;
+        mark_dirty(page, PageState::home_dirty);
+      }
+      return true;
+    case PageState::invalid:
+      ++(write ? stats_.write_faults : stats_.read_faults);
+      fetch(page, !write);
+      if (write) make_twin(page);
+      return true;
+    case PageState::cached:
+      if (write) {
+        ++stats_.write_faults;
+        settle_prefetch(page);
+        cache_.touch(page);
+        make_twin(page);
+      }
+      return true;
+    case PageState::dirty:
+    case PageState::home_dirty:
+      return true;  // resolved by another thread while this one waited
+  }
+  return false;
+}
+
+void Dsm::Engine::fetch(std::size_t page, bool with_prefetch) {
+  const int home = home_[page];
+  std::size_t count = 1;
+  batch_[0] = page;
+  if (with_prefetch && batch_.size() > 1)
+    count = detail::select_prefetch(
+        page, pages_, batch_.size() - 1, max_checking_pages_,
+        [&](std::size_t q) { return state_[q] == PageState::invalid && home_[q] == home; },
+        batch_.data());
+  fetch_batch(batch_.data(), count, home);
+  for (std::size_t i = 1; i < count; ++i) prefetched_[batch_[i]] = true;
+  stats_.prefetched += count - 1;
+}
+
+// Gets the pages (increasing, all invalid, all homed at `home`) into the
+// master view, which UCX may write without faulting: one get per contiguous
+// run and one flush for the batch. Then the application's view becomes readable.
+void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int home) {
+  for (std::size_t i = 0; i < count; ++i) {
+    make_room();
+    cache_.insert(pages[i]);
+  }
+  auto for_each_run = [&](auto&& f) {
+    for (std::size_t i = 0; i < count;) {
+      std::size_t j = i + 1;
+      while (j < count && pages[j] == pages[j - 1] + 1) ++j;
+      f(pages[i], j - i);
+      i = j;
+    }
+  };
+  for_each_run([&](std::size_t first, std::size_t length) {
+    transport_.get_nbi(home, master_, first * page_size_, master(first), length * page_size_);
+  });
+  transport_.flush(home);
+  for_each_run([&](std::size_t first, std::size_t length) {
+    // A batch of several pages includes prefetched ones: drop the view's
+    // page-table entries so the kernel shows which of them get touched.
+    if (count > 1) madvise(view(first), length * page_size_, MADV_DONTNEED);
+    protect(first, length, PROT_READ);
+  });
+  for (std::size_t i = 0; i < count; ++i) state_[pages[i]] = PageState::cached;
+  stats_.pages_fetched += count;
+}
+
+// Frees a cache slot when none is left: the least recently faulted page is
+// written home if dirty, then dropped.
+void Dsm::Engine::make_room() {
+  if (!cache_.full()) return;
+  const std::size_t victim = cache_.oldest();
+  if (state_[victim] == PageState::dirty) {
+    write_diff(victim);
+    flush_written_homes();
+  }
+  settle_prefetch(victim);
+  protect(victim, 1, PROT_NONE);
+  state_[victim] = PageState::invalid;
+  cache_.erase(victim);
+  ++stats_.evictions;
+}
+
+void Dsm::Engine::make_twin(std::size_t page) {
+  // Out of twins: write every dirty page home now (its notices wait for the
+  // next synchronisation) and reuse the twins.
+  if (free_twins_.empty()) release();
+  const std::int32_t slot = free_twins_.back();
+  free_twins_.pop_back();
+  std::memcpy(&twins_[static_cast<std::size_t>(slot) * page_size_], master(page), page_size_);
+  twin_of_[page] = slot;
+  mark_dirty(page, PageState::dirty);
+}
+
+void Dsm::Engine::mark_dirty(std::size_t page, PageState state) {
+  state_[page] = state;
+  dirty_.push_back(page);
+  protect(page, 1, PROT_READ | PROT_WRITE);
+}
+
+void Dsm::Engine::record_notice(std::size_t page) {
+  notices_.push_back(static_cast<std::int64_t>(page));
+  lock_notices_.push_back(detail::encode_notice(page, rank_));
+}
+
+// Puts the changed runs of a dirty remote page home (completion at the next
+// flush of its home), frees its twin, records the notice. The view becomes
+// read-only first, so a concurrent writer faults and waits for the lock.
+void Dsm::Engine::write_diff(std::size_t page) {
+  protect(page, 1, PROT_READ);
+  const std::int32_t slot = twin_of_[page];
+  const std::byte* twin = &twins_[static_cast<std::size_t>(slot) * page_size_];
+  const std::size_t base = page * page_size_;
+  const int home = home_[page];
+  stats_.diff_runs += detail::for_each_changed_run(
+      twin, master(page), page_size_, [&](std::size_t offset, std::size_t length) {
+        transport_.put_nbi(home, master_, base + offset, master(page) + offset, length);
+        stats_.diff_bytes += length;
+      });
+  ++stats_.diffs;
+  homes_written_[static_cast<std::size_t>(home)] = true;
+  free_twins_.push_back(slot);
+  twin_of_[page] = -1;
+  state_[page] = PageState::cached;
+  record_notice(page);
+}
+
+// Release: every page written since the last release goes home (remote pages
+// as diffs, one flush per home; home pages are already there) and becomes a
+// write notice.
+void Dsm::Engine::release() {
+  for (std::size_t page : dirty_) {
+    // A page may be listed twice (written back early, then written again).
+    if (state_[page] == PageState::home_dirty) {
+      protect(page, 1, PROT_READ);
+      state_[page] = PageState::home_clean;
+      record_notice(page);
+    } else if (state_[page] == PageState::dirty) {
+      write_diff(page);
+    }
+  }
+  dirty_.clear();
+  flush_written_homes();
+}
+
+void Dsm::Engine::flush_written_homes() {
+  for (std::size_t home = 0; home < homes_written_.size(); ++home)
+    if (homes_written_[home]) {
+      transport_.flush(static_cast<int>(home));
+      homes_written_[home] = false;
+    }
+}
+
+// Acquire side: drops this rank's copy of a page another rank changed. Own
+// changes to it are written home first, so none is lost.
+void Dsm::Engine::invalidate(std::size_t page) {
+  if (state_[page] == PageState::dirty) {
+    write_diff(page);
+    flush_written_homes();
+  }
+  if (state_[page] != PageState::cached) return;
+  settle_prefetch(page);
+  protect(page, 1, PROT_NONE);
+  state_[page] = PageState::invalid;
+  cache_.erase(page);
+  ++stats_.invalidations;
+}
+
+void Dsm::Engine::invalidate_all_cached() {
+  cache_.for_each([&](std::size_t page) { invalidate(page); });
+}
+
+// A prefetched page leaving the cache (or written) is counted as used when
+// the application's view of it has a page-table entry, i.e. was touched.
+void Dsm::Engine::settle_prefetch(std::size_t page) {
+  if (!prefetched_[page]) return;
+  prefetched_[page] = false;
+  ++(touched_since_mapped(page) ? stats_.prefetch_used : stats_.prefetch_unused);
+}
+
+bool Dsm::Engine::touched_since_mapped(std::size_t page) {
+  if (pagemap_fd_ < 0) return false;
+  std::uint64_t entry = 0;
+  const off_t at =
+      static_cast<off_t>(reinterpret_cast<std::uintptr_t>(view(page)) / page_size_ * sizeof entry);
+  if (pread(pagemap_fd_, &entry, sizeof entry, at) != sizeof entry) return false;
+  return (entry >> 63) != 0;  // "page present"
+}
+
+void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {
+  MPI_Comm comm = runtime_.comm();
+  // Every rank must describe the same allocation.
+  const long long mine[] = {static_cast<long long>(bytes), static_cast<long long>(placement.kind),
+                            static_cast<long long>(placement.pages_per_block), placement.rank};
+  const detail::ValueRange agreed = detail::value_range(comm, rank_, mine);
+  if (!agreed.uniform())
+    throw Error(Errc::collective_mismatch, rank_,
+                "Dsm::allocate: ranks passed different sizes or placements (sizes " +
+                    std::to_string(agreed.low[0]) + " to " + std::to_string(agreed.high[0]) +
+                    " bytes)");
+  if (bytes == 0) throw Error(Errc::invalid_argument, rank_, "Dsm::allocate: size is 0");
+  if (placement.kind == Placement::Kind::on_rank &&
+      (placement.rank < 0 || placement.rank >= runtime_.size()))
+    throw Error(Errc::invalid_rank, rank_,
+                "Dsm::allocate: home rank " + std::to_string(placement.rank) +
+                    " is outside the communicator of size " + std::to_string(runtime_.size()));
+  if (placement.kind == Placement::Kind::cyclic && placement.pages_per_block == 0)
+    throw Error(Errc::invalid_argument, rank_, "Dsm::allocate: cyclic block of 0 pages");
+  const std::size_t pages = (bytes + page_size_ - 1) / page_size_;
+  std::lock_guard<std::mutex> guard(mutex_);
+  std::optional<std::size_t> first = allocator_.allocate(pages);
+  if (!first)
+    throw Error(Errc::no_memory, rank_,
+                "Dsm::allocate: " + std::to_string(bytes) +
+                    " bytes do not fit the DSM region (MPIDSM_DSM_SIZE=" +
+                    std::to_string(region_.size()) + ", largest free " +
+                    std::to_string(allocator_.largest_free() * page_size_) + " bytes)");
+  for (std::size_t i = 0; i < pages; ++i) {
+    const std::size_t page = *first + i;
+    home_[page] = detail::home_of(placement, i, pages, runtime_.size());
+    if (home_[page] == rank_) {
+      state_[page] = PageState::home_clean;
+      protect(page, 1, PROT_READ);
+    } else {
+      state_[page] = PageState::invalid;
+    }
+  }
+  return view(*first);
+}
+
+void Dsm::Engine::free(void* address) {
+  std::optional<Error> failure;
+  const auto* at = static_cast<const std::byte*>(address);
+  const std::size_t first = region_.contains(address) ? page_of(address) : 0;
+  std::optional<std::size_t> pages;
+  if (region_.contains(address) && at == view(first)) pages = allocator_.length_of(first);
+  if (!pages)
+    failure.emplace(Errc::unregistered, rank_,
+                    "Dsm::free: address is not the start of a DSM allocation");
+  detail::throw_if_any_failed(runtime_.comm(), rank_, failure, "Dsm::free");
+  barrier();  // nobody still reads or writes it
+  std::lock_guard<std::mutex> guard(mutex_);
+  protect(first, *pages, PROT_NONE);
+  for (std::size_t page = first; page < first + *pages; ++page) {
+    if (cache_.contains(page)) {
+      settle_prefetch(page);
+      cache_.erase(page);
+    }
+    state_[page] = PageState::unallocated;
+    home_[page] = -1;
+  }
+  // Give the memory back, so a later allocation here starts zeroed.
+  fallocate(region_.fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+            static_cast<off_t>(first * page_size_), static_cast<off_t>(*pages * page_size_));
+  allocator_.free(first);
+}
+
+int Dsm::Engine::home_of(const void* address) const {
+  if (!region_.contains(address))
+    throw Error(Errc::unregistered, rank_, "Dsm::home_of: address is outside the DSM region");
+  const std::int32_t home = home_[page_of(address)];
+  if (home < 0)
+    throw Error(Errc::unregistered, rank_, "Dsm::home_of: address is in no DSM allocation");
+  return home;
+}
+
+void Dsm::Engine::prefetch(const void* address, std::size_t bytes) {
+  if (bytes == 0) return;
+  const auto* at = static_cast<const std::byte*>(address);
+  if (!region_.contains(at) || !region_.contains(at + bytes - 1))
+    throw Error(Errc::out_of_range, rank_,
+                "Dsm::prefetch: " + std::to_string(bytes) + " bytes at " +
+                    detail::describe_address(address) + " are not inside the DSM region");
+  std::lock_guard<std::mutex> guard(mutex_);
+  std::size_t count = 0;
+  int home = -1;
+  auto flush_batch = [&] {
+    if (count == 0) return;
+    fetch_batch(batch_.data(), count, home);
+    for (std::size_t i = 0; i < count; ++i) prefetched_[batch_[i]] = true;
+    stats_.prefetched += count;
+    count = 0;
+  };
+  for (std::size_t page = page_of(at), last = page_of(at + bytes - 1); page <= last; ++page) {
+    if (state_[page] != PageState::invalid) continue;
+    if (home_[page] != home || count == batch_.size()) flush_batch();
+    home = home_[page];
+    batch_[count++] = page;
+  }
+  flush_batch();
+}
+
+DsmStats Dsm::Engine::stats() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  DsmStats snapshot = stats_;
+  // Prefetched pages still cached are classified now, without settling them.
+  cache_.for_each([&](std::size_t page) {
+    if (prefetched_[page])
+      ++(touched_since_mapped(page) ? snapshot.prefetch_used : snapshot.prefetch_unused);
+  });
+  return snapshot;
+}
+
+}  // namespace mpidsm

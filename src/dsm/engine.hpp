@@ -1,0 +1,115 @@
+// The DSM engine behind mpidsm::Dsm: the page table, fault resolution, the
+// page cache, release (diffs home) and acquire (invalidation by write
+// notices) around barriers and locks.
+//
+// Per-page metadata is dense over the region (state 1 B, home 4 B, twin 4 B,
+// cache slot 4 B, prefetch bit): a page table, like the MMU's, independent of
+// the number of ranks. Everything else is per cached page, per twin, per
+// dirty page or per lock.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "fault_handler.hpp"
+#include "lock_table.hpp"
+#include "mpidsm/dsm.hpp"
+#include "page_cache.hpp"
+#include "pgas/heap_allocator.hpp"
+#include "region.hpp"
+
+namespace mpidsm {
+
+enum class PageState : std::uint8_t {
+  unallocated,  // no allocation covers it: an access is a real crash
+  invalid,      // remote page, not cached: PROT_NONE
+  cached,       // remote page, clean copy: PROT_READ
+  dirty,        // remote page with a twin: PROT_READ|PROT_WRITE
+  home_clean,   // homed here, in place: PROT_READ (a write faults to record a notice)
+  home_dirty,   // homed here, written this interval: PROT_READ|PROT_WRITE
+};
+
+class Dsm::Engine final : public detail::FaultTarget {
+ public:
+  explicit Engine(Runtime& runtime);
+  ~Engine();
+
+  bool handle_fault(void* address, bool write) override;
+  void make_accessible(const void* address, std::size_t size, bool write) override;
+
+  void* allocate(std::size_t bytes, const Placement& placement);
+  void free(void* address);
+  void barrier();
+  void lock(std::size_t id);
+  void unlock(std::size_t id);
+  void prefetch(const void* address, std::size_t bytes);
+  int home_of(const void* address) const;
+  DsmStats stats();
+  void print_stats(std::FILE* out);
+
+  std::byte* base() const { return region_.view(); }
+  std::size_t size() const { return region_.size(); }
+  std::size_t page_size() const { return page_size_; }
+  std::size_t lock_count() const { return locks_.count(); }
+  int rank() const { return rank_; }
+  bool stats_at_exit() const { return runtime_.config().dsm_stats; }
+
+ private:
+  std::size_t page_of(const void* address) const {
+    return static_cast<std::size_t>(static_cast<const std::byte*>(address) - region_.view()) /
+           page_size_;
+  }
+  std::byte* view(std::size_t page) const { return region_.view() + page * page_size_; }
+  std::byte* master(std::size_t page) const { return region_.master() + page * page_size_; }
+  void protect(std::size_t page, std::size_t count, int protection);
+
+  // All below: the caller holds mutex_.
+  bool resolve(std::size_t page, bool write);
+  void fetch(std::size_t page, bool with_prefetch);
+  void fetch_batch(const std::size_t* pages, std::size_t count, int home);
+  void make_room();
+  void make_twin(std::size_t page);
+  void mark_dirty(std::size_t page, PageState state);
+  void write_diff(std::size_t page);
+  void release();
+  void flush_written_homes();
+  void invalidate(std::size_t page);
+  void invalidate_all_cached();
+  void settle_prefetch(std::size_t page);
+  bool touched_since_mapped(std::size_t page);
+  void record_notice(std::size_t page);
+
+  Runtime& runtime_;
+  Transport& transport_;
+  int rank_;
+  std::size_t page_size_;
+  std::size_t prefetch_pages_;
+  std::size_t max_checking_pages_;
+  detail::DsmRegion region_;
+  std::size_t pages_;
+  detail::HeapAllocator allocator_;  // in pages
+  MemoryRegion master_;
+  detail::LockTable locks_;
+  detail::PageCache cache_;
+  std::vector<PageState> state_;
+  std::vector<std::int32_t> home_;
+  std::vector<std::int32_t> twin_of_;
+  std::vector<bool> prefetched_;  // mapped by prefetch, not yet known to be used
+  std::vector<std::byte> twins_;
+  std::vector<std::int32_t> free_twins_;
+  std::vector<std::size_t> dirty_;            // pages written since the last release
+  std::vector<std::int64_t> notices_;         // pages released since the last barrier
+  std::vector<std::uint64_t> lock_notices_;   // pages released since the last unlock
+  std::vector<std::uint64_t> acquired_notices_;  // scratch for lock()
+  std::vector<std::size_t> batch_;               // scratch for fetches
+  std::vector<bool> homes_written_;              // per rank, in one release
+  std::vector<bool> held_;                       // per lock id: held by this rank
+  std::size_t held_count_ = 0;
+  std::uint64_t epoch_ = 1;  // barriers completed + 1; lock logs are per epoch
+  int pagemap_fd_ = -1;      // /proc/self/pagemap, to tell whether a prefetched page was touched
+  DsmStats stats_;
+  std::mutex mutex_;
+};
+
+}  // namespace mpidsm

@@ -1,0 +1,137 @@
+#include "lock_table.hpp"
+
+#include <sched.h>
+
+#include <atomic>
+#include <cstdio>
+
+#include "mpidsm/error.hpp"
+
+namespace mpidsm::detail {
+
+LockTable::LockTable(Transport& transport, std::size_t locks)
+    : transport_(transport),
+      locks_(locks),
+      ranks_(static_cast<std::size_t>(transport.size())),
+      me_(static_cast<std::uint64_t>(transport.rank()) + 1),
+      nodes_base_((locks + ranks_ - 1) / ranks_ * LockRecordLayout::bytes),
+      memory_(transport.allocate(nodes_base_ + locks * sizeof(QueueNode))),
+      seen_epoch_(locks, 0),
+      seen_count_(locks, 0) {}
+
+LockTable::~LockTable() {
+  try {
+    transport_.deregister(memory_);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  }
+}
+
+LockTable::QueueNode& LockTable::my_node(std::size_t id) const {
+  return *reinterpret_cast<QueueNode*>(static_cast<std::byte*>(memory_.local_base()) +
+                                       node_offset(id));
+}
+
+std::uint64_t LockTable::wait_for_nonzero(const std::uint64_t& word) {
+  std::atomic_ref<const std::uint64_t> value(word);
+  for (;;) {
+    if (const std::uint64_t v = value.load(std::memory_order_acquire)) return v;
+    // Over tcp the peer's atomic is applied by this worker's progress.
+    transport_.progress();
+    if (transport_.oversubscribed()) sched_yield();
+  }
+}
+
+void LockTable::acquire(std::size_t id) {
+  QueueNode& node = my_node(id);
+  // Nobody else writes this node until it is published by the swap below.
+  std::atomic_ref<std::uint64_t>(node.next).store(0, std::memory_order_relaxed);
+  std::atomic_ref<std::uint64_t>(node.granted).store(0, std::memory_order_release);
+  const int home_rank = home(id);
+  const std::uint64_t predecessor = transport_.atomic_fetch<std::uint64_t>(
+      AtomicOp::swap, home_rank, memory_, record_offset(id) + LockRecordLayout::tail, me_);
+  if (predecessor == 0) return;
+  const int pred = static_cast<int>(predecessor - 1);
+  // The predecessor's next is 0 until this add: the add is the link.
+  transport_.atomic_post<std::uint64_t>(AtomicOp::add, pred, memory_,
+                                        node_offset(id) + offsetof(QueueNode, next), me_);
+  transport_.flush(pred);
+  wait_for_nonzero(node.granted);
+}
+
+void LockTable::release(std::size_t id) {
+  QueueNode& node = my_node(id);
+  std::uint64_t successor = std::atomic_ref<std::uint64_t>(node.next).load(std::memory_order_acquire);
+  if (successor == 0) {
+    const int home_rank = home(id);
+    const std::uint64_t tail = transport_.atomic_fetch<std::uint64_t>(
+        AtomicOp::compare_swap, home_rank, memory_, record_offset(id) + LockRecordLayout::tail,
+        0, me_);
+    if (tail == me_) return;  // nobody queued: the lock is free
+    // Someone swapped itself in after us and is about to link.
+    successor = wait_for_nonzero(node.next);
+  }
+  const int next = static_cast<int>(successor - 1);
+  transport_.atomic_post<std::uint64_t>(AtomicOp::add, next, memory_,
+                                        node_offset(id) + offsetof(QueueNode, granted), 1);
+  transport_.flush(next);
+}
+
+void LockTable::append_notices(std::size_t id, std::uint64_t epoch,
+                               const std::vector<std::uint64_t>& notices) {
+  if (notices.empty()) return;
+  const int home_rank = home(id);
+  const std::size_t record = record_offset(id);
+  NoticeLogHeader header{};
+  transport_.get(home_rank, memory_, record + LockRecordLayout::header, &header, sizeof header);
+  if (header.epoch != epoch) header = {epoch, 0};
+  // Only the newest ring_entries notices can be kept.
+  const std::size_t skip = notices.size() > LockRecordLayout::ring_entries
+                               ? notices.size() - LockRecordLayout::ring_entries
+                               : 0;
+  const std::uint64_t from = header.count + skip;
+  const std::uint64_t to = header.count + notices.size();
+  RingSpan spans[2];
+  const std::uint64_t* source = notices.data() + skip;
+  for (int s = 0, n = ring_spans(from, to, LockRecordLayout::ring_entries, spans); s < n; ++s) {
+    transport_.put_nbi(home_rank, memory_,
+                       record + LockRecordLayout::ring + spans[s].index * sizeof(std::uint64_t),
+                       source, spans[s].length * sizeof(std::uint64_t));
+    source += spans[s].length;
+  }
+  header.count = to;
+  // Readers read only once they hold the lock, after this flush: no fence needed.
+  transport_.put_nbi(home_rank, memory_, record + LockRecordLayout::header, &header, sizeof header);
+  transport_.flush(home_rank);
+  // This rank read the log when it acquired the lock and nobody appended since.
+  seen_epoch_[id] = epoch;
+  seen_count_[id] = to;
+}
+
+bool LockTable::read_new_notices(std::size_t id, std::uint64_t epoch,
+                                 std::vector<std::uint64_t>& out) {
+  const int home_rank = home(id);
+  const std::size_t record = record_offset(id);
+  NoticeLogHeader header{};
+  transport_.get(home_rank, memory_, record + LockRecordLayout::header, &header, sizeof header);
+  const std::uint64_t from = seen_epoch_[id] == epoch ? seen_count_[id] : 0;
+  const std::uint64_t to = header.epoch == epoch ? header.count : 0;
+  seen_epoch_[id] = epoch;
+  seen_count_[id] = to;
+  if (to <= from) return true;
+  if (to - from > LockRecordLayout::ring_entries) return false;
+  const std::size_t first = out.size();
+  out.resize(first + static_cast<std::size_t>(to - from));
+  std::uint64_t* target = out.data() + first;
+  RingSpan spans[2];
+  for (int s = 0, n = ring_spans(from, to, LockRecordLayout::ring_entries, spans); s < n; ++s) {
+    transport_.get_nbi(home_rank, memory_,
+                       record + LockRecordLayout::ring + spans[s].index * sizeof(std::uint64_t),
+                       target, spans[s].length * sizeof(std::uint64_t));
+    target += spans[s].length;
+  }
+  transport_.flush(home_rank);
+  return true;
+}
+
+}  // namespace mpidsm::detail

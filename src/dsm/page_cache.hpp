@@ -1,0 +1,61 @@
+// The bounded set of remote pages cached on this rank, in least-recently-
+// faulted order. Plain bookkeeping (no memory, no protection): the engine
+// asks for a slot when it maps a remote page, touches it on every fault, and
+// evicts the oldest page when no slot is free. Sized once, so faults never
+// allocate; cost per operation is O(1) and nothing scans the whole cache.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace mpidsm::detail {
+
+class PageCache {
+ public:
+  static constexpr std::int32_t none = -1;
+
+  PageCache(std::size_t capacity, std::size_t region_pages);
+
+  std::size_t capacity() const { return slots_.size(); }
+  std::size_t size() const { return used_; }
+  bool full() const { return used_ == slots_.size(); }
+  bool contains(std::size_t page) const { return slot_of_[page] != none; }
+
+  // Adds a page as the most recent one; the cache must not be full.
+  void insert(std::size_t page);
+  // Makes a cached page the most recent one.
+  void touch(std::size_t page);
+  void erase(std::size_t page);
+  // The least recent page (the cache must not be empty).
+  std::size_t oldest() const { return static_cast<std::size_t>(slots_[tail_].page); }
+
+  // Calls f(page) for every cached page, most recent first. Only for rare
+  // whole-cache operations (a lock's notice log overflowed, destruction).
+  template <class F>
+  void for_each(F&& f) const {
+    for (std::int32_t s = head_; s != none;) {
+      const std::int32_t next = slots_[s].next;  // f may erase the page
+      f(static_cast<std::size_t>(slots_[s].page));
+      s = next;
+    }
+  }
+
+ private:
+  struct Slot {
+    std::int64_t page = none;
+    std::int32_t prev = none;
+    std::int32_t next = none;
+  };
+  void unlink(std::int32_t slot);
+  void push_front(std::int32_t slot);
+
+  std::vector<Slot> slots_;
+  std::vector<std::int32_t> slot_of_;  // per region page
+  std::vector<std::int32_t> free_;
+  std::int32_t head_ = none;  // most recent
+  std::int32_t tail_ = none;  // least recent
+  std::size_t used_ = 0;
+};
+
+}  // namespace mpidsm::detail

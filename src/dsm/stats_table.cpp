@@ -1,0 +1,42 @@
+// The per-rank statistics table (Dsm::print_stats, MPIDSM_STATS=1).
+#include <cinttypes>
+#include <vector>
+
+#include "engine.hpp"
+#include "transport/mpi_exchange.hpp"
+
+namespace mpidsm {
+
+void Dsm::Engine::print_stats(std::FILE* out) {
+  const DsmStats mine = stats();
+  std::vector<std::uint64_t> values;
+  std::vector<const char*> names;
+  mine.for_each([&](const char* name, std::uint64_t value) {
+    names.push_back(name);
+    values.push_back(value);
+  });
+  const int ranks = runtime_.size();
+  std::vector<std::uint64_t> all(rank_ == 0 ? values.size() * static_cast<std::size_t>(ranks) : 0);
+  detail::check_mpi(rank_, "MPI_Gather in Dsm::print_stats",
+                    MPI_Gather(values.data(), static_cast<int>(values.size()), MPI_UINT64_T,
+                               all.data(), static_cast<int>(values.size()), MPI_UINT64_T, 0,
+                               runtime_.comm()));
+  if (rank_ != 0) return;
+  // One row per counter, one column per rank, then the total.
+  std::fprintf(out, "# mpidsm DSM statistics\n%-20s", "# counter");
+  for (int r = 0; r < ranks; ++r) std::fprintf(out, " %14s", ("rank " + std::to_string(r)).c_str());
+  std::fprintf(out, " %14s\n", "total");
+  for (std::size_t c = 0; c < names.size(); ++c) {
+    std::fprintf(out, "%-20s", names[c]);
+    std::uint64_t total = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const std::uint64_t v = all[static_cast<std::size_t>(r) * names.size() + c];
+      total += v;
+      std::fprintf(out, " %14" PRIu64, v);
+    }
+    std::fprintf(out, " %14" PRIu64 "\n", total);
+  }
+  std::fflush(out);
+}
+
+}  // namespace mpidsm

@@ -1,0 +1,138 @@
+// The DSM's acquire and release points: barrier (everyone's notices) and
+// locks (the notices of the critical sections under one lock).
+#include <chrono>
+#include <numeric>
+
+#include "engine.hpp"
+#include "transport/mpi_exchange.hpp"
+
+namespace mpidsm {
+namespace {
+
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+// What a rank contributes to the barrier's count exchange when it called the
+// barrier inside a critical section.
+constexpr std::int64_t kHoldsLock = -1;
+
+}  // namespace
+
+void Dsm::Engine::barrier() {
+  const std::uint64_t start = now_ns();
+  std::vector<std::int64_t> outgoing;
+  bool holds_lock;
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    holds_lock = held_count_ > 0;
+    if (!holds_lock) {
+      release();
+      outgoing.swap(notices_);
+      lock_notices_.clear();  // the barrier delivers them to everyone
+    }
+  }
+  // Every diff is complete at its home (release flushed) before anyone learns
+  // of it, so a page invalidated below is refetched up to date. The count
+  // exchange is the barrier; the notices follow only when there are some.
+  MPI_Comm comm = runtime_.comm();
+  const int ranks = runtime_.size();
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks));
+  const std::int64_t mine = holds_lock ? kHoldsLock : static_cast<std::int64_t>(outgoing.size());
+  detail::check_mpi(rank_, "MPI_Allgather in Dsm::barrier",
+                    MPI_Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm));
+  for (int r = 0; r < ranks; ++r)
+    if (counts[static_cast<std::size_t>(r)] == kHoldsLock) {
+      // Nobody's notices are lost: they wait for the next barrier.
+      std::lock_guard<std::mutex> guard(mutex_);
+      notices_.insert(notices_.end(), outgoing.begin(), outgoing.end());
+      throw Error(Errc::invalid_state, rank_,
+                  "Dsm::barrier: rank " + std::to_string(r) +
+                      " called it while holding a DSM lock (a barrier inside a critical "
+                      "section); unlock first");
+    }
+  const std::int64_t total = std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
+  std::vector<std::int64_t> incoming;
+  std::vector<int> sizes(static_cast<std::size_t>(ranks)), offsets(static_cast<std::size_t>(ranks));
+  if (total > 0) {
+    for (int r = 0, at = 0; r < ranks; ++r) {
+      sizes[static_cast<std::size_t>(r)] = static_cast<int>(counts[static_cast<std::size_t>(r)]);
+      offsets[static_cast<std::size_t>(r)] = at;
+      at += sizes[static_cast<std::size_t>(r)];
+    }
+    incoming.resize(static_cast<std::size_t>(total));
+    detail::check_mpi(rank_, "MPI_Allgatherv in Dsm::barrier",
+                      MPI_Allgatherv(outgoing.data(), static_cast<int>(outgoing.size()),
+                                     MPI_INT64_T, incoming.data(), sizes.data(), offsets.data(),
+                                     MPI_INT64_T, comm));
+  }
+  std::lock_guard<std::mutex> guard(mutex_);
+  for (int writer = 0; writer < ranks; ++writer) {
+    if (writer == rank_ || total == 0) continue;
+    const auto first = incoming.begin() + offsets[static_cast<std::size_t>(writer)];
+    for (auto it = first; it != first + sizes[static_cast<std::size_t>(writer)]; ++it)
+      invalidate(static_cast<std::size_t>(*it));
+  }
+  ++epoch_;
+  ++stats_.barriers;
+  stats_.barrier_ns += now_ns() - start;
+}
+
+void Dsm::Engine::lock(std::size_t id) {
+  if (id >= locks_.count())
+    throw Error(Errc::out_of_range, rank_,
+                "Dsm::lock: lock id " + std::to_string(id) + " is not below MPIDSM_LOCKS=" +
+                    std::to_string(locks_.count()));
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (held_[id])
+      throw Error(Errc::invalid_state, rank_,
+                  "Dsm::lock: lock " + std::to_string(id) +
+                      " is already held by this rank (DSM locks are not recursive)");
+    held_[id] = true;  // also keeps a second thread of this rank out of the queue
+  }
+  const std::uint64_t start = now_ns();
+  try {
+    locks_.acquire(id);
+    std::lock_guard<std::mutex> guard(mutex_);
+    acquired_notices_.clear();
+    if (locks_.read_new_notices(id, epoch_, acquired_notices_)) {
+      for (std::uint64_t notice : acquired_notices_)
+        if (detail::notice_writer(notice) != rank_) invalidate(detail::notice_page(notice));
+    } else {
+      ++stats_.lock_log_overflows;
+      invalidate_all_cached();
+    }
+    ++held_count_;
+    ++stats_.lock_acquires;
+    stats_.lock_wait_ns += now_ns() - start;
+  } catch (...) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    held_[id] = false;
+    throw;
+  }
+}
+
+void Dsm::Engine::unlock(std::size_t id) {
+  if (id >= locks_.count())
+    throw Error(Errc::out_of_range, rank_,
+                "Dsm::unlock: lock id " + std::to_string(id) + " is not below MPIDSM_LOCKS=" +
+                    std::to_string(locks_.count()));
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (!held_[id] || held_count_ == 0)
+      throw Error(Errc::invalid_state, rank_,
+                  "Dsm::unlock: lock " + std::to_string(id) + " is not held by this rank");
+    release();
+    // The notices stay for the enclosing locks' logs until the outermost unlock.
+    locks_.append_notices(id, epoch_, lock_notices_);
+    if (--held_count_ == 0) lock_notices_.clear();
+  }
+  locks_.release(id);
+  std::lock_guard<std::mutex> guard(mutex_);
+  held_[id] = false;
+}
+
+}  // namespace mpidsm
