@@ -8,27 +8,14 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
-#include "mpi_test_support.hpp"
-#include "mpidsm/dsm.hpp"
+#include "dsm_fixture.hpp"
 
 namespace mpidsm {
 namespace {
 
-class DsmTest : public testing::WorldRuntimeTest<> {
- protected:
-  static void SetUpTestSuite() {
-    WorldRuntimeTest::SetUpTestSuite();
-    dsm_ = std::make_unique<Dsm>(*runtime_);
-  }
-  static void TearDownTestSuite() {
-    dsm_.reset();
-    WorldRuntimeTest::TearDownTestSuite();
-  }
-  static inline std::unique_ptr<Dsm> dsm_;
-};
+using testing::DsmTest;
 
 TEST_F(DsmTest, SameAddressOnEveryRankAndHomesFollowPlacement) {
   Dsm& d = *dsm_;

@@ -39,6 +39,7 @@ Dsm::Engine::Engine(Runtime& runtime)
       home_(pages_, -1),
       twin_of_(pages_, -1),
       prefetched_(pages_, false),
+      pinned_(pages_, false),
       twins_(kTwinSlots * page_size_),
       batch_(std::min(prefetch_pages_, cache_.capacity() - 1) + 1),
       homes_written_(static_cast<std::size_t>(runtime.size()), false),
@@ -79,15 +80,34 @@ bool Dsm::Engine::handle_fault(void* address, bool write) {
   }
 }
 
+// The pages stay pinned in the cache until the next synchronisation, so a
+// later fault cannot evict them while UCX still reads or writes them.
 void Dsm::Engine::make_accessible(const void* address, std::size_t size, bool write) {
   std::lock_guard<std::mutex> guard(mutex_);
+  const std::size_t first = page_of(address);
   const std::size_t last = page_of(static_cast<const std::byte*>(address) + size - 1);
-  for (std::size_t page = page_of(address); page <= last; ++page)
+  if (last - first + 1 + pinned_pages_.size() > cache_.capacity())
+    throw Error(Errc::no_memory, rank_,
+                "buffer at " + detail::describe_address(address) + " (" + std::to_string(size) +
+                    " bytes) and the DSM buffers already in transfer need more pages than "
+                    "MPIDSM_CACHE_PAGES=" +
+                    std::to_string(cache_.capacity()) + "; raise it or transfer in parts");
+  for (std::size_t page = first; page <= last; ++page) {
     if (!resolve(page, write))
       throw Error(Errc::unregistered, rank_,
                   "buffer at " + detail::describe_address(address) + " (" +
                       std::to_string(size) + " bytes) reaches unallocated DSM memory at " +
                       detail::describe_address(view(page)));
+    if (cache_.contains(page) && !pinned_[page]) {
+      pinned_[page] = true;
+      pinned_pages_.push_back(page);
+    }
+  }
+}
+
+void Dsm::Engine::unpin_all() {
+  for (std::size_t page : pinned_pages_) pinned_[page] = false;
+  pinned_pages_.clear();
 }
 
 bool Dsm::Engine::resolve(std::size_t page, bool write) {
@@ -168,6 +188,9 @@ void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int h
 // written home if dirty, then dropped.
 void Dsm::Engine::make_room() {
   if (!cache_.full()) return;
+  // Pinned pages are skipped (made recent); make_accessible keeps them fewer
+  // than the capacity, so a victim exists.
+  while (pinned_[cache_.oldest()]) cache_.touch(cache_.oldest());
   const std::size_t victim = cache_.oldest();
   if (state_[victim] == PageState::dirty) {
     write_diff(victim);

@@ -79,6 +79,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   void settle_prefetch(std::size_t page);
   bool touched_since_mapped(std::size_t page);
   void record_notice(std::size_t page);
+  void unpin_all();
 
   Runtime& runtime_;
   Transport& transport_;
@@ -96,6 +97,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::int32_t> home_;
   std::vector<std::int32_t> twin_of_;
   std::vector<bool> prefetched_;  // mapped by prefetch, not yet known to be used
+  std::vector<bool> pinned_;      // handed to UCX: not evicted before the next synchronisation
+  std::vector<std::size_t> pinned_pages_;
   std::vector<std::byte> twins_;
   std::vector<std::int32_t> free_twins_;
   std::vector<std::size_t> dirty_;            // pages written since the last release

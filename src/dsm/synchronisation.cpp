@@ -29,6 +29,7 @@ void Dsm::Engine::barrier() {
     std::lock_guard<std::mutex> guard(mutex_);
     holds_lock = held_count_ > 0;
     if (!holds_lock) {
+      unpin_all();
       release();
       outgoing.swap(notices_);
       lock_notices_.clear();  // the barrier delivers them to everyone
@@ -125,6 +126,7 @@ void Dsm::Engine::unlock(std::size_t id) {
     if (!held_[id] || held_count_ == 0)
       throw Error(Errc::invalid_state, rank_,
                   "Dsm::unlock: lock " + std::to_string(id) + " is not held by this rank");
+    unpin_all();
     release();
     // The notices stay for the enclosing locks' logs until the outermost unlock.
     locks_.append_notices(id, epoch_, lock_notices_);

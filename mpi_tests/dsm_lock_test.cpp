@@ -1,0 +1,159 @@
+// DSM locks under mpirun: message passing through a lock, an exact counter,
+// lock scope (writes under a lock are seen by its next holder, without any
+// barrier), lock objects, and misuse reported on the right ranks.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <mutex>
+
+#include "dsm_fixture.hpp"
+
+namespace mpidsm {
+namespace {
+
+using testing::DsmTest;
+
+TEST_F(DsmTest, MessagePassingThroughALock) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  constexpr std::size_t kWords = 3000;  // spans pages
+  struct Mailbox {
+    std::uint64_t ready;
+    std::uint64_t words[kWords];
+  };
+  auto* box = d.allocate<Mailbox>(1, Placement::on(n - 1));
+  d.barrier();
+  constexpr std::size_t kLock = 7;
+  if (me == 0) {
+    d.lock(kLock);
+    for (std::size_t i = 0; i < kWords; ++i) box->words[i] = i * i + 11;
+    box->ready = 1;
+    d.unlock(kLock);
+  } else {
+    for (bool seen = false; !seen;) {
+      d.lock(kLock);
+      seen = box->ready == 1;
+      if (seen) {
+        for (std::size_t i = 0; i < kWords; ++i) ASSERT_EQ(box->words[i], i * i + 11) << i;
+      }
+      d.unlock(kLock);
+    }
+  }
+  d.barrier();
+  d.free(box);
+}
+
+TEST_F(DsmTest, CounterIncrementedUnderALockByEveryRankEndsExact) {
+  Dsm& d = *dsm_;
+  const int n = runtime_->size();
+  constexpr int kIncrements = 300;
+  // One counter homed on rank 0, one on the last rank, with lock ids past
+  // 1024 to show ids are not a small fixed table.
+  auto* counters = d.allocate<std::int64_t>(d.page_size() / sizeof(std::int64_t) * 2,
+                                            Placement::cyclic(1));
+  std::int64_t* first = counters;
+  std::int64_t* second = counters + d.page_size() / sizeof(std::int64_t) * (n > 1 ? 1 : 0);
+  DsmMutex guard_first(d, 2000), guard_second(d, d.lock_count() - 1);
+  d.barrier();
+  for (int i = 0; i < kIncrements; ++i) {
+    {
+      std::lock_guard<DsmMutex> hold(guard_first);
+      *first += 1;
+    }
+    std::lock_guard<DsmMutex> hold(guard_second);
+    *second += 2;
+  }
+  d.barrier();
+  const std::int64_t expected_second = (first == second ? 3 : 2) * kIncrements * n;
+  EXPECT_EQ(*second, expected_second);
+  if (first != second) {
+    EXPECT_EQ(*first, std::int64_t{kIncrements} * n);
+  }
+  const DsmStats stats = d.stats();
+  EXPECT_GE(stats.lock_acquires, 2u * kIncrements);
+  d.barrier();
+  d.free(counters);
+}
+
+TEST_F(DsmTest, WritesUnderALockAreSeenByItsNextHolderWithoutABarrier) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  constexpr std::size_t kLock = 42;
+  constexpr int kRounds = 4;
+  // A turn counter and a log of entries on different pages and homes; each
+  // holder appends only in its turn, then checks everything written before.
+  const std::size_t per_page = d.page_size() / sizeof(std::int64_t);
+  auto* shared = d.allocate<std::int64_t>(per_page * (1 + kRounds * n), Placement::cyclic(1));
+  std::int64_t* turn = shared;
+  auto entry = [&](std::int64_t k) { return shared + per_page * (1 + k); };
+  d.barrier();
+  // Every rank caches every page first, so a missed invalidation reads stale zeros.
+  std::int64_t sum = *turn;
+  for (std::int64_t k = 0; k < kRounds * n; ++k) sum += *entry(k);
+  ASSERT_EQ(sum, 0);
+  MPI_Barrier(MPI_COMM_WORLD);  // every rank has cached every page before the first write
+  for (int done = 0; done < kRounds;) {
+    d.lock(kLock);
+    const std::int64_t t = *turn;
+    if (t % n == me) {
+      for (std::int64_t k = 0; k < t; ++k) ASSERT_EQ(*entry(k), 1000 + k) << "entry " << k;
+      *entry(t) = 1000 + t;
+      *turn = t + 1;
+      ++done;
+    }
+    d.unlock(kLock);
+  }
+  d.barrier();
+  for (std::int64_t k = 0; k < kRounds * n; ++k) EXPECT_EQ(*entry(k), 1000 + k);
+  d.barrier();
+  d.free(shared);
+}
+
+TEST_F(DsmTest, NestedLocksCarryTheInnerWritesToTheOuterLock) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  auto* value = d.allocate<std::int64_t>(1, Placement::on(0));
+  d.barrier();
+  ASSERT_EQ(*value, 0);  // cached everywhere: the turns must invalidate it
+  MPI_Barrier(MPI_COMM_WORLD);  // every rank has cached it before the first write
+  // Each rank in turn (outer lock 3) writes inside an inner lock 4; the next
+  // holder of lock 3 alone must see it.
+  for (int r = 0; r < n; ++r) {
+    if (r == me) {
+      d.lock(3);
+      EXPECT_EQ(*value, r);
+      d.lock(4);
+      *value = r + 1;
+      d.unlock(4);
+      d.unlock(3);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);  // orders the turns only; no DSM synchronisation
+  }
+  d.barrier();
+  EXPECT_EQ(*value, n);
+  d.barrier();
+  d.free(value);
+}
+
+TEST_F(DsmTest, LockMisuseIsAClearErrorAndLeavesTheDsmUsable) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank();
+  EXPECT_MPIDSM_ERROR(d.unlock(5), Errc::invalid_state, "lock 5 is not held by this rank");
+  EXPECT_MPIDSM_ERROR(d.lock(d.lock_count()), Errc::out_of_range, "MPIDSM_LOCKS");
+  d.lock(5);
+  EXPECT_MPIDSM_ERROR(d.lock(5), Errc::invalid_state, "not recursive");
+  d.unlock(5);
+  // A barrier inside a critical section on rank 0: every rank gets the error.
+  if (me == 0) d.lock(6);
+  EXPECT_MPIDSM_ERROR(d.barrier(), Errc::invalid_state, "rank 0 called it while holding");
+  if (me == 0) d.unlock(6);
+  auto* data = d.allocate<int>(16, Placement::on(0));
+  data[me] = me + 1;
+  d.barrier();
+  for (int r = 0; r < runtime_->size(); ++r) EXPECT_EQ(data[r], r + 1);
+  d.barrier();
+  d.free(data);
+}
+
+}  // namespace
+}  // namespace mpidsm
