@@ -1,6 +1,7 @@
 #include "harness.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -149,12 +150,15 @@ void Harness::print_header() {
 void Harness::run(const Row& row) {
   const int iterations = std::max(1, iterations_for(row.size) / kSlices);
   const int warmup = warmup_for(row.size);
+  // A row without an MPI equivalent prints nan in the MPI and ratio columns.
+  const Slice no_mpi = [](std::size_t, int) { return std::nan(""); };
+  const Slice& mpi = row.mpi ? row.mpi : no_mpi;
   row.mpidsm(row.size, warmup);
-  row.mpi(row.size, warmup);
+  mpi(row.size, warmup);
   std::vector<double> ours, theirs;
   for (int slice = 0; slice < kSlices; ++slice) {
     ours.push_back(row.mpidsm(row.size, iterations));
-    theirs.push_back(row.mpi(row.size, iterations));
+    theirs.push_back(mpi(row.size, iterations));
   }
   if (rank_ != 0) return;
   const std::size_t bytes = row.bytes ? row.bytes : row.size;

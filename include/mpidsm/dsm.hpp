@@ -17,6 +17,7 @@
 #include <string>
 #include <type_traits>
 
+#include "mpidsm/config.hpp"
 #include "mpidsm/placement.hpp"
 #include "mpidsm/runtime.hpp"
 
@@ -63,10 +64,27 @@ struct DsmStats {
   }
 };
 
+// Per-Dsm settings; the defaults come from the MPIDSM_* variables.
+struct DsmSettings {
+  std::size_t size;                // MPIDSM_DSM_SIZE
+  std::size_t cache_pages;         // MPIDSM_CACHE_PAGES
+  std::size_t prefetch_pages;      // MPIDSM_PREFETCH_PAGES (0: no prefetch)
+  std::size_t max_checking_pages;  // MPIDSM_MAX_CHECKING_PAGES
+  std::size_t locks;               // MPIDSM_LOCKS
+  bool print_stats;                // MPIDSM_STATS
+
+  static DsmSettings from(const Config& config) {
+    return {config.dsm_size,           config.cache_pages, config.prefetch_pages,
+            config.max_checking_pages, config.dsm_locks,   config.dsm_stats};
+  }
+};
+
 class Dsm {
  public:
   // Collective: reserves MPIDSM_DSM_SIZE bytes at one address on every rank.
   explicit Dsm(Runtime& runtime);
+  // Collective, with the same settings on every rank.
+  Dsm(Runtime& runtime, const DsmSettings& settings);
   ~Dsm();  // collective
   Dsm(const Dsm&) = delete;
   Dsm& operator=(const Dsm&) = delete;

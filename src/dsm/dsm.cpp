@@ -1,11 +1,30 @@
 // mpidsm::Dsm: the public face of the engine.
 #include "mpidsm/dsm.hpp"
 
+#include <unistd.h>
+
 #include "engine.hpp"
 
 namespace mpidsm {
 
-Dsm::Dsm(Runtime& runtime) : engine_(std::make_unique<Engine>(runtime)) {}
+Dsm::Dsm(Runtime& runtime) : Dsm(runtime, DsmSettings::from(runtime.config())) {}
+namespace {
+
+const DsmSettings& checked(const DsmSettings& settings, int rank) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  if (settings.size == 0 || settings.size % page != 0)
+    throw Error(Errc::invalid_argument, rank,
+                "Dsm: region size " + std::to_string(settings.size) +
+                    " is not a positive multiple of the page size " + std::to_string(page));
+  if (settings.cache_pages == 0 || settings.locks == 0)
+    throw Error(Errc::invalid_argument, rank, "Dsm: cache_pages and locks must be at least 1");
+  return settings;
+}
+
+}  // namespace
+
+Dsm::Dsm(Runtime& runtime, const DsmSettings& settings)
+    : engine_(std::make_unique<Engine>(runtime, checked(settings, runtime.rank()))) {}
 
 Dsm::~Dsm() {
   if (!engine_) return;

@@ -22,19 +22,20 @@ constexpr std::size_t kTwinSlots = 1024;
 
 }  // namespace
 
-Dsm::Engine::Engine(Runtime& runtime)
+Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
     : runtime_(runtime),
       transport_(runtime.transport()),
       rank_(runtime.rank()),
       page_size_(static_cast<std::size_t>(sysconf(_SC_PAGESIZE))),
-      prefetch_pages_(runtime.config().prefetch_pages),
-      max_checking_pages_(runtime.config().max_checking_pages),
-      region_(runtime.comm(), runtime.config().dsm_size),
+      prefetch_pages_(settings.prefetch_pages),
+      max_checking_pages_(settings.max_checking_pages),
+      print_stats_at_exit_(settings.print_stats),
+      region_(runtime.comm(), transport_, settings.size),
       pages_(region_.size() / page_size_),
       allocator_(pages_, 1),
-      master_(transport_.register_memory(region_.master(), region_.size())),
-      locks_(transport_, runtime.config().dsm_locks),
-      cache_(std::min(runtime.config().cache_pages, pages_), pages_),
+      master_(region_.master_region()),
+      locks_(transport_, settings.locks),
+      cache_(std::min(settings.cache_pages, pages_), pages_),
       state_(pages_, PageState::unallocated),
       home_(pages_, -1),
       twin_of_(pages_, -1),
@@ -46,6 +47,10 @@ Dsm::Engine::Engine(Runtime& runtime)
       held_(locks_.count(), false) {
   for (std::size_t slot = kTwinSlots; slot-- > 0;)
     free_twins_.push_back(static_cast<std::int32_t>(slot));
+  for (int peer = 0; peer < runtime.size(); ++peer)
+    mapped_master_.push_back(runtime.config().direct_access
+                                 ? static_cast<std::byte*>(master_.mapped(peer))
+                                 : nullptr);
   pagemap_fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   detail::register_fault_range(region_.view(), region_.size(), this);
 }
@@ -53,11 +58,6 @@ Dsm::Engine::Engine(Runtime& runtime)
 Dsm::Engine::~Engine() {
   detail::unregister_fault_range(region_.view());
   if (pagemap_fd_ >= 0) close(pagemap_fd_);
-  try {
-    transport_.deregister(master_);
-  } catch (const Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-  }
 }
 
 void Dsm::Engine::protect(std::size_t page, std::size_t count, int protection) {
@@ -170,10 +170,16 @@ void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int h
       i = j;
     }
   };
-  for_each_run([&](std::size_t first, std::size_t length) {
-    transport_.get_nbi(home, master_, first * page_size_, master(first), length * page_size_);
-  });
-  transport_.flush(home);
+  if (std::byte* direct = mapped_master_[static_cast<std::size_t>(home)]) {
+    for_each_run([&](std::size_t first, std::size_t length) {
+      std::memcpy(master(first), direct + first * page_size_, length * page_size_);
+    });
+  } else {
+    for_each_run([&](std::size_t first, std::size_t length) {
+      transport_.get_nbi(home, master_, first * page_size_, master(first), length * page_size_);
+    });
+    transport_.flush(home);
+  }
   for_each_run([&](std::size_t first, std::size_t length) {
     // A batch of several pages includes prefetched ones: drop the view's
     // page-table entries so the kernel shows which of them get touched.
@@ -234,13 +240,19 @@ void Dsm::Engine::write_diff(std::size_t page) {
   const std::byte* twin = &twins_[static_cast<std::size_t>(slot) * page_size_];
   const std::size_t base = page * page_size_;
   const int home = home_[page];
+  std::byte* direct = mapped_master_[static_cast<std::size_t>(home)];
   stats_.diff_runs += detail::for_each_changed_run(
       twin, master(page), page_size_, [&](std::size_t offset, std::size_t length) {
-        transport_.put_nbi(home, master_, base + offset, master(page) + offset, length);
+        if (direct)
+          std::memcpy(direct + base + offset, master(page) + offset, length);
+        else
+          transport_.put_nbi(home, master_, base + offset, master(page) + offset, length);
         stats_.diff_bytes += length;
       });
   ++stats_.diffs;
-  homes_written_[static_cast<std::size_t>(home)] = true;
+  // Stores to a mapped home are complete once issued; the notices that
+  // publish them travel through MPI or UCX, which order memory.
+  if (!direct) homes_written_[static_cast<std::size_t>(home)] = true;
   free_twins_.push_back(slot);
   twin_of_[page] = -1;
   state_[page] = PageState::cached;
@@ -372,8 +384,7 @@ void Dsm::Engine::free(void* address) {
     home_[page] = -1;
   }
   // Give the memory back, so a later allocation here starts zeroed.
-  fallocate(region_.fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-            static_cast<off_t>(first * page_size_), static_cast<off_t>(*pages * page_size_));
+  region_.discard(first * page_size_, *pages * page_size_);
   allocator_.free(first);
 }
 

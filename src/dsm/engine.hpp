@@ -32,7 +32,7 @@ enum class PageState : std::uint8_t {
 
 class Dsm::Engine final : public detail::FaultTarget {
  public:
-  explicit Engine(Runtime& runtime);
+  Engine(Runtime& runtime, const DsmSettings& settings);
   ~Engine();
 
   bool handle_fault(void* address, bool write) override;
@@ -53,7 +53,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::size_t page_size() const { return page_size_; }
   std::size_t lock_count() const { return locks_.count(); }
   int rank() const { return rank_; }
-  bool stats_at_exit() const { return runtime_.config().dsm_stats; }
+  bool stats_at_exit() const { return print_stats_at_exit_; }
 
  private:
   std::size_t page_of(const void* address) const {
@@ -87,10 +87,14 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::size_t page_size_;
   std::size_t prefetch_pages_;
   std::size_t max_checking_pages_;
+  bool print_stats_at_exit_;
   detail::DsmRegion region_;
   std::size_t pages_;
   detail::HeapAllocator allocator_;  // in pages
   MemoryRegion master_;
+  // Per rank: its master copies mapped here for loads and stores (same node,
+  // MPIDSM_DIRECT_ACCESS not off), or nullptr to go through UCX.
+  std::vector<std::byte*> mapped_master_;
   detail::LockTable locks_;
   detail::PageCache cache_;
   std::vector<PageState> state_;
@@ -107,6 +111,10 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::uint64_t> acquired_notices_;  // scratch for lock()
   std::vector<std::size_t> batch_;               // scratch for fetches
   std::vector<bool> homes_written_;              // per rank, in one release
+  struct BarrierScratch {
+    std::vector<std::int64_t> outgoing, counts, incoming;
+    std::vector<int> sizes, offsets;
+  } barrier_scratch_;
   std::vector<bool> held_;                       // per lock id: held by this rank
   std::size_t held_count_ = 0;
   std::uint64_t epoch_ = 1;  // barriers completed + 1; lock logs are per epoch

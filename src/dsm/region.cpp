@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -30,7 +31,8 @@ void* reserve(void* hint, std::size_t size, bool fixed) {
 
 }  // namespace
 
-DsmRegion::DsmRegion(MPI_Comm comm, std::size_t size) : size_(size) {
+DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size)
+    : transport_(transport), size_(size) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   // Rank 0 proposes an address it reserved; the others try to reserve the
@@ -62,19 +64,42 @@ DsmRegion::DsmRegion(MPI_Comm comm, std::size_t size) : size_(size) {
                     " bytes (MPIDSM_DSM_SIZE) is free on every rank");
   view_ = static_cast<std::byte*>(agreed);
 
+  // Preferred: memory UCX allocates (peers on this node map it), viewed a
+  // second time with mremap. Where UCX allocates private memory (no shared-
+  // memory transport, e.g. UCX_TLS=tcp), every rank falls back to a memfd
+  // mapped twice, its master mapping registered with UCX.
   std::string failure;
-  fd_ = memfd_create("mpidsm-dsm", MFD_CLOEXEC);
-  if (fd_ < 0 || ftruncate(fd_, static_cast<off_t>(size)) != 0) {
-    failure = std::string("memfd of ") + std::to_string(size) + " bytes: " + std::strerror(errno);
-  } else if (mmap(view_, size, PROT_NONE, MAP_SHARED | MAP_FIXED, fd_, 0) == MAP_FAILED) {
-    failure = std::string("mapping the application view: ") + std::strerror(errno);
-  } else {
-    void* master = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-    if (master == MAP_FAILED)
-      failure = std::string("mapping the master view: ") + std::strerror(errno);
-    else
-      master_ = static_cast<std::byte*>(master);
+  try {
+    master_region_ = transport.allocate(size);
+  } catch (const Error&) {
+    munmap(view_, size);
+    view_ = nullptr;
+    throw;
   }
+  master_ = static_cast<std::byte*>(master_region_.local_base());
+  int shared = mremap(master_, 0, size, MREMAP_MAYMOVE | MREMAP_FIXED, view_) != MAP_FAILED;
+  int all_shared = 0;
+  check_mpi(rank, "MPI_Allreduce",
+            MPI_Allreduce(&shared, &all_shared, 1, MPI_INT, MPI_MIN, comm));
+  if (!all_shared) {
+    transport.deregister(master_region_);
+    master_ = nullptr;
+    failure = map_memfd();
+    std::optional<Error> error;
+    if (!failure.empty()) error.emplace(Errc::no_memory, rank, "DSM region: " + failure);
+    try {
+      throw_if_any_failed(comm, rank, error, "DSM region set-up");
+      master_region_ = transport.register_memory(master_, size);
+    } catch (const Error&) {
+      release();
+      throw;
+    }
+  }
+  if (mprotect(view_, size, PROT_NONE) != 0 ||
+      mprotect(view_, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), PROT_READ) != 0 ||
+      mprotect(view_, size, PROT_NONE) != 0)
+    failure = "the application view cannot be protected page by page (huge pages? set "
+              "UCX_POSIX_HUGETLB_MODE=n)";
   std::optional<Error> error;
   if (!failure.empty()) error.emplace(Errc::no_memory, rank, "DSM region: " + failure);
   try {
@@ -85,16 +110,42 @@ DsmRegion::DsmRegion(MPI_Comm comm, std::size_t size) : size_(size) {
   }
 }
 
+std::string DsmRegion::map_memfd() {
+  fd_ = memfd_create("mpidsm-dsm", MFD_CLOEXEC);
+  if (fd_ < 0 || ftruncate(fd_, static_cast<off_t>(size_)) != 0)
+    return "memfd of " + std::to_string(size_) + " bytes: " + std::strerror(errno);
+  if (mmap(view_, size_, PROT_NONE, MAP_SHARED | MAP_FIXED, fd_, 0) == MAP_FAILED)
+    return std::string("mapping the application view: ") + std::strerror(errno);
+  void* master = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (master == MAP_FAILED) return std::string("mapping the master view: ") + std::strerror(errno);
+  master_ = static_cast<std::byte*>(master);
+  return {};
+}
+
+void DsmRegion::discard(std::size_t offset, std::size_t bytes) {
+  madvise(master_ + offset, bytes, MADV_REMOVE);
+}
+
 DsmRegion::~DsmRegion() {
   release();
 }
 
 void DsmRegion::release() noexcept {
-  if (master_) munmap(master_, size_);
   if (view_) munmap(view_, size_);
-  if (fd_ >= 0) close(fd_);
-  master_ = view_ = nullptr;
-  fd_ = -1;
+  view_ = nullptr;
+  if (master_region_.valid()) {
+    try {
+      transport_.deregister(master_region_);  // collective, as the constructor
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+    }
+  }
+  if (fd_ >= 0) {  // the memfd fallback: the master mapping is ours
+    if (master_) munmap(master_, size_);
+    close(fd_);
+    fd_ = -1;
+  }
+  master_ = nullptr;
 }
 
 }  // namespace mpidsm::detail

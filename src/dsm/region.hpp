@@ -1,32 +1,41 @@
-// The DSM region's memory: one memfd mapped twice. The application view sits
-// at the same virtual address on every rank and carries the per-page
-// protection that drives the protocol; the master view is always read-write
-// and is what UCX registers, so remote gets and puts reach a page even while
-// the application's view of it is protected, and no UCX access ever faults.
-// On each rank the memfd page at a page's offset is the master copy when the
-// rank is its home and the cached copy otherwise, so memory use follows the
-// pages homed and cached here (the memfd is sparse).
+// The DSM region's memory: one shared allocation seen through two mappings.
+// (Without a shared-memory transport UCX allocates private memory; then a
+// memfd mapped twice takes its place, the master mapping registered.)
+// The master view is memory UCX allocated (shared memory on one node), so
+// peers reach it with one-sided operations or, on the same node, plain
+// loads and stores through ucp_rkey_ptr, without this rank's CPU. The
+// application view is a second mapping of the same pages (mremap of size 0)
+// at the same virtual address on every rank; it carries the per-page
+// protection that drives the protocol, so remote accesses never fault.
+// On each rank the page at a page's offset is the master copy when the rank
+// is its home and the cached copy otherwise; untouched pages take no memory.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstddef>
+#include <string>
+
+#include "mpidsm/transport.hpp"
 
 namespace mpidsm::detail {
 
 class DsmRegion {
  public:
   // Collective: agrees on an address free on every rank (Errc::no_memory
-  // naming the size when none is found) and maps the region there, PROT_NONE.
-  DsmRegion(MPI_Comm comm, std::size_t size);
+  // naming the size when none is found), lets the transport allocate the
+  // master view and maps the application view there, PROT_NONE.
+  DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size);
   ~DsmRegion();
   DsmRegion(const DsmRegion&) = delete;
   DsmRegion& operator=(const DsmRegion&) = delete;
 
   std::byte* view() const { return view_; }      // the application's view
   std::byte* master() const { return master_; }  // read-write, registered with UCX
+  const MemoryRegion& master_region() const { return master_region_; }
   std::size_t size() const { return size_; }
-  int fd() const { return fd_; }
+  // Drops the memory of pages [first, first+count) so they read as zero again.
+  void discard(std::size_t offset, std::size_t bytes);
   bool contains(const void* address) const {
     auto* at = static_cast<const std::byte*>(address);
     return at >= view_ && at < view_ + size_;
@@ -34,8 +43,11 @@ class DsmRegion {
 
  private:
   void release() noexcept;
+  std::string map_memfd();  // the fallback; returns what failed, or ""
 
-  int fd_ = -1;
+  Transport& transport_;
+  MemoryRegion master_region_;
+  int fd_ = -1;  // the memfd fallback only
   std::size_t size_ = 0;
   std::byte* view_ = nullptr;
   std::byte* master_ = nullptr;

@@ -1,7 +1,6 @@
 // The DSM's acquire and release points: barrier (everyone's notices) and
 // locks (the notices of the critical sections under one lock).
 #include <chrono>
-#include <numeric>
 
 #include "engine.hpp"
 #include "transport/mpi_exchange.hpp"
@@ -23,7 +22,9 @@ constexpr std::int64_t kHoldsLock = -1;
 
 void Dsm::Engine::barrier() {
   const std::uint64_t start = now_ns();
-  std::vector<std::int64_t> outgoing;
+  // Scratch kept across barriers, so a barrier allocates nothing once warm.
+  BarrierScratch& x = barrier_scratch_;
+  x.outgoing.clear();
   bool holds_lock;
   {
     std::lock_guard<std::mutex> guard(mutex_);
@@ -31,7 +32,7 @@ void Dsm::Engine::barrier() {
     if (!holds_lock) {
       unpin_all();
       release();
-      outgoing.swap(notices_);
+      x.outgoing.swap(notices_);
       lock_notices_.clear();  // the barrier delivers them to everyone
     }
   }
@@ -39,43 +40,47 @@ void Dsm::Engine::barrier() {
   // of it, so a page invalidated below is refetched up to date. The count
   // exchange is the barrier; the notices follow only when there are some.
   MPI_Comm comm = runtime_.comm();
-  const int ranks = runtime_.size();
-  std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks));
-  const std::int64_t mine = holds_lock ? kHoldsLock : static_cast<std::int64_t>(outgoing.size());
+  const auto ranks = static_cast<std::size_t>(runtime_.size());
+  x.counts.resize(ranks);
+  const std::int64_t mine =
+      holds_lock ? kHoldsLock : static_cast<std::int64_t>(x.outgoing.size());
   detail::check_mpi(rank_, "MPI_Allgather in Dsm::barrier",
-                    MPI_Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm));
-  for (int r = 0; r < ranks; ++r)
-    if (counts[static_cast<std::size_t>(r)] == kHoldsLock) {
+                    MPI_Allgather(&mine, 1, MPI_INT64_T, x.counts.data(), 1, MPI_INT64_T, comm));
+  std::int64_t total = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (x.counts[r] == kHoldsLock) {
       // Nobody's notices are lost: they wait for the next barrier.
       std::lock_guard<std::mutex> guard(mutex_);
-      notices_.insert(notices_.end(), outgoing.begin(), outgoing.end());
+      notices_.insert(notices_.end(), x.outgoing.begin(), x.outgoing.end());
       throw Error(Errc::invalid_state, rank_,
                   "Dsm::barrier: rank " + std::to_string(r) +
                       " called it while holding a DSM lock (a barrier inside a critical "
                       "section); unlock first");
     }
-  const std::int64_t total = std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
-  std::vector<std::int64_t> incoming;
-  std::vector<int> sizes(static_cast<std::size_t>(ranks)), offsets(static_cast<std::size_t>(ranks));
+    total += x.counts[r];
+  }
   if (total > 0) {
-    for (int r = 0, at = 0; r < ranks; ++r) {
-      sizes[static_cast<std::size_t>(r)] = static_cast<int>(counts[static_cast<std::size_t>(r)]);
-      offsets[static_cast<std::size_t>(r)] = at;
-      at += sizes[static_cast<std::size_t>(r)];
+    x.sizes.resize(ranks);
+    x.offsets.resize(ranks);
+    for (std::size_t r = 0, at = 0; r < ranks; ++r) {
+      x.sizes[r] = static_cast<int>(x.counts[r]);
+      x.offsets[r] = static_cast<int>(at);
+      at += static_cast<std::size_t>(x.sizes[r]);
     }
-    incoming.resize(static_cast<std::size_t>(total));
+    x.incoming.resize(static_cast<std::size_t>(total));
     detail::check_mpi(rank_, "MPI_Allgatherv in Dsm::barrier",
-                      MPI_Allgatherv(outgoing.data(), static_cast<int>(outgoing.size()),
-                                     MPI_INT64_T, incoming.data(), sizes.data(), offsets.data(),
-                                     MPI_INT64_T, comm));
+                      MPI_Allgatherv(x.outgoing.data(), static_cast<int>(x.outgoing.size()),
+                                     MPI_INT64_T, x.incoming.data(), x.sizes.data(),
+                                     x.offsets.data(), MPI_INT64_T, comm));
   }
   std::lock_guard<std::mutex> guard(mutex_);
-  for (int writer = 0; writer < ranks; ++writer) {
-    if (writer == rank_ || total == 0) continue;
-    const auto first = incoming.begin() + offsets[static_cast<std::size_t>(writer)];
-    for (auto it = first; it != first + sizes[static_cast<std::size_t>(writer)]; ++it)
-      invalidate(static_cast<std::size_t>(*it));
-  }
+  if (total > 0)
+    for (std::size_t writer = 0; writer < ranks; ++writer) {
+      if (writer == static_cast<std::size_t>(rank_)) continue;
+      const auto first = x.incoming.begin() + x.offsets[writer];
+      for (auto it = first; it != first + x.sizes[writer]; ++it)
+        invalidate(static_cast<std::size_t>(*it));
+    }
   ++epoch_;
   ++stats_.barriers;
   stats_.barrier_ns += now_ns() - start;

@@ -1,0 +1,70 @@
+// DSM barrier latency against MPI_Barrier:
+//   clean         nothing dirty
+//   clean_cached  nothing dirty, with 8192 remote pages cached (the cost must
+//                 not grow with the cache)
+//   dirty_N       each rank wrote one word on N pages homed on the next rank
+//                 (only the barrier is timed: release, notices, invalidation)
+//   mpirun -np N dsm_barrier_latency [-i n] [-x n] [-f] [--csv]
+#include <algorithm>
+
+#include "harness.hpp"
+#include "mpidsm/dsm.hpp"
+
+using namespace mpidsm;
+using namespace mpidsm::bench;
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  {
+    Harness h(argc, argv, {"DSM Barrier Latency", Unit::latency_us, false, false, 1});
+    Dsm dsm(h.runtime());
+    const int me = h.rank(), ranks = h.size();
+    const std::size_t page = dsm.page_size(), per_rank = 8192;
+    // Pages homed block-wise: rank r's slab is [r*per_rank, (r+1)*per_rank).
+    auto* data = dsm.allocate<std::byte>(page * per_rank * static_cast<std::size_t>(ranks));
+    std::byte* next_slab = data + page * per_rank * static_cast<std::size_t>((me + 1) % ranks);
+    h.print_header();
+
+    auto mpi_barrier = [&](std::size_t, int n) {
+      return per_iteration(n, [&](int) { MPI_Barrier(MPI_COMM_WORLD); });
+    };
+    Row clean;
+    clean.label = "clean";
+    clean.mpidsm = [&](std::size_t, int n) {
+      return per_iteration(n, [&](int) { dsm.barrier(); });
+    };
+    clean.mpi = mpi_barrier;
+    h.run(clean);
+
+    Row cached = clean;
+    cached.label = "clean_cached";
+    std::uint64_t sink = 0;
+    for (std::size_t p = 0; p < per_rank; ++p)
+      sink += *reinterpret_cast<volatile std::uint64_t*>(next_slab + p * page);
+    h.run(cached);
+
+    for (std::size_t dirty : {std::size_t{1}, std::size_t{16}, std::size_t{256}}) {
+      Row row;
+      row.label = "dirty_" + std::to_string(dirty);
+      row.mpidsm = [&, dirty](std::size_t, int iterations) {
+        // Every iteration takes `dirty` write faults: fewer iterations for more pages.
+        const int n = std::max(1, std::min(iterations, static_cast<int>(4000 / dirty)));
+        double total = 0;
+        for (int i = 0; i < n; ++i) {
+          for (std::size_t p = 0; p < dirty; ++p)
+            *reinterpret_cast<volatile std::uint64_t*>(next_slab + p * page) =
+                static_cast<std::uint64_t>(i);
+          const double start = seconds();
+          dsm.barrier();
+          total += seconds() - start;
+        }
+        return total / n;
+      };
+      row.mpi = mpi_barrier;
+      h.run(row);
+    }
+    if (sink == 12345) std::puts("");
+    dsm.free(data);
+  }
+  MPI_Finalize();
+}
