@@ -40,7 +40,7 @@ struct Config {
   // Remote pages a rank keeps cached at most (LRU replacement).
   std::size_t cache_pages = 16384;
   // On a read miss, fetch up to this many following pages with the same home...
-  std::size_t prefetch_pages = 8;
+  std::size_t prefetch_pages = 16;
   // ...looking at most this many pages past the miss.
   std::size_t max_checking_pages = 32;
   // Lock ids available to Dsm locks: 0 .. dsm_locks-1.

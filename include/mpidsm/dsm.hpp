@@ -29,8 +29,12 @@ struct DsmStats {
   std::uint64_t write_faults = 0;
   std::uint64_t pages_fetched = 0;    // by misses and prefetch
   std::uint64_t prefetched = 0;       // of those, fetched ahead of a miss
-  std::uint64_t prefetch_used = 0;    // prefetched pages the application touched
-  std::uint64_t prefetch_unused = 0;  // ...and those dropped untouched
+  // Prefetched pages the application touched, and those it did not (counted
+  // when they leave the cache). Tracked only with statistics on
+  // (MPIDSM_STATS=1, DsmSettings::print_stats): telling them apart costs a
+  // minor page fault per used page.
+  std::uint64_t prefetch_used = 0;
+  std::uint64_t prefetch_unused = 0;
   std::uint64_t evictions = 0;        // pages dropped to respect MPIDSM_CACHE_PAGES
   std::uint64_t diffs = 0;            // pages whose changes were written home
   std::uint64_t diff_runs = 0;        // puts issued for them
@@ -71,7 +75,7 @@ struct DsmSettings {
   std::size_t prefetch_pages;      // MPIDSM_PREFETCH_PAGES (0: no prefetch)
   std::size_t max_checking_pages;  // MPIDSM_MAX_CHECKING_PAGES
   std::size_t locks;               // MPIDSM_LOCKS
-  bool print_stats;                // MPIDSM_STATS
+  bool print_stats;                // MPIDSM_STATS: print at exit, track prefetch use
 
   static DsmSettings from(const Config& config) {
     return {config.dsm_size,           config.cache_pages, config.prefetch_pages,

@@ -30,6 +30,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       prefetch_pages_(settings.prefetch_pages),
       max_checking_pages_(settings.max_checking_pages),
       print_stats_at_exit_(settings.print_stats),
+      track_prefetch_use_(settings.print_stats),
       region_(runtime.comm(), transport_, settings.size),
       pages_(region_.size() / page_size_),
       allocator_(pages_, 1),
@@ -122,7 +123,9 @@ bool Dsm::Engine::resolve(std::size_t page, bool write) {
       return true;
     case PageState::invalid:
       ++(write ? stats_.write_faults : stats_.read_faults);
-      fetch(page, !write);
+      // A write miss gets its twin before the view becomes writable (one
+      // mprotect), so no other thread's write can slip in before the twin.
+      fetch(page, write);
       if (write) make_twin(page);
       return true;
     case PageState::cached:
@@ -140,11 +143,15 @@ bool Dsm::Engine::resolve(std::size_t page, bool write) {
   return false;
 }
 
-void Dsm::Engine::fetch(std::size_t page, bool with_prefetch) {
+void Dsm::Engine::fetch(std::size_t page, bool for_write) {
   const int home = home_[page];
   std::size_t count = 1;
   batch_[0] = page;
-  if (with_prefetch && batch_.size() > 1)
+  if (for_write) {  // prefetch serves read misses only
+    fetch_batch(batch_.data(), 1, home, false);
+    return;
+  }
+  if (batch_.size() > 1)
     count = detail::select_prefetch(
         page, pages_, batch_.size() - 1, max_checking_pages_,
         [&](std::size_t q) { return state_[q] == PageState::invalid && home_[q] == home; },
@@ -157,7 +164,7 @@ void Dsm::Engine::fetch(std::size_t page, bool with_prefetch) {
 // Gets the pages (increasing, all invalid, all homed at `home`) into the
 // master view, which UCX may write without faulting: one get per contiguous
 // run and one flush for the batch. Then the application's view becomes readable.
-void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int home) {
+void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int home, bool map) {
   for (std::size_t i = 0; i < count; ++i) {
     make_room();
     cache_.insert(pages[i]);
@@ -180,10 +187,11 @@ void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int h
     });
     transport_.flush(home);
   }
-  for_each_run([&](std::size_t first, std::size_t length) {
-    // A batch of several pages includes prefetched ones: drop the view's
-    // page-table entries so the kernel shows which of them get touched.
-    if (count > 1) madvise(view(first), length * page_size_, MADV_DONTNEED);
+  if (map) for_each_run([&](std::size_t first, std::size_t length) {
+    // With statistics on, prefetched pages lose the view's page-table
+    // entries, so the kernel shows which of them get touched (the cost is a
+    // minor fault per used page, about 1 us here, hence only then).
+    if (count > 1 && track_prefetch_use_) madvise(view(first), length * page_size_, MADV_DONTNEED);
     protect(first, length, PROT_READ);
   });
   for (std::size_t i = 0; i < count; ++i) state_[pages[i]] = PageState::cached;
@@ -234,8 +242,8 @@ void Dsm::Engine::record_notice(std::size_t page) {
 // Puts the changed runs of a dirty remote page home (completion at the next
 // flush of its home), frees its twin, records the notice. The view becomes
 // read-only first, so a concurrent writer faults and waits for the lock.
-void Dsm::Engine::write_diff(std::size_t page) {
-  protect(page, 1, PROT_READ);
+void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
+  if (!already_read_only) protect(page, 1, PROT_READ);
   const std::int32_t slot = twin_of_[page];
   const std::byte* twin = &twins_[static_cast<std::size_t>(slot) * page_size_];
   const std::size_t base = page * page_size_;
@@ -263,14 +271,29 @@ void Dsm::Engine::write_diff(std::size_t page) {
 // as diffs, one flush per home; home pages are already there) and becomes a
 // write notice.
 void Dsm::Engine::release() {
-  for (std::size_t page : dirty_) {
-    // A page may be listed twice (written back early, then written again).
-    if (state_[page] == PageState::home_dirty) {
-      protect(page, 1, PROT_READ);
-      state_[page] = PageState::home_clean;
-      record_notice(page);
-    } else if (state_[page] == PageState::dirty) {
-      write_diff(page);
+  // A page may be listed twice, or no longer be dirty (written back early,
+  // invalidated): only pages still dirty count.
+  auto is_dirty = [&](std::size_t page) {
+    return state_[page] == PageState::dirty || state_[page] == PageState::home_dirty;
+  };
+  // Runs of consecutive dirty pages (the usual order of dirty_) become
+  // read-only with one mprotect each before their diffs are taken.
+  for (std::size_t i = 0; i < dirty_.size();) {
+    if (!is_dirty(dirty_[i])) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i + 1;
+    while (j < dirty_.size() && dirty_[j] == dirty_[j - 1] + 1 && is_dirty(dirty_[j])) ++j;
+    protect(dirty_[i], j - i, PROT_READ);
+    for (; i < j; ++i) {
+      const std::size_t page = dirty_[i];
+      if (state_[page] == PageState::home_dirty) {
+        state_[page] = PageState::home_clean;
+        record_notice(page);
+      } else {
+        write_diff(page, true);
+      }
     }
   }
   dirty_.clear();
@@ -309,6 +332,7 @@ void Dsm::Engine::invalidate_all_cached() {
 void Dsm::Engine::settle_prefetch(std::size_t page) {
   if (!prefetched_[page]) return;
   prefetched_[page] = false;
+  if (!track_prefetch_use_) return;
   ++(touched_since_mapped(page) ? stats_.prefetch_used : stats_.prefetch_unused);
 }
 
@@ -427,8 +451,9 @@ DsmStats Dsm::Engine::stats() {
   std::lock_guard<std::mutex> guard(mutex_);
   DsmStats snapshot = stats_;
   // Prefetched pages still cached are classified now, without settling them.
-  cache_.for_each([&](std::size_t page) {
-    if (prefetched_[page])
+  if (track_prefetch_use_)
+    cache_.for_each([&](std::size_t page) {
+      if (prefetched_[page])
       ++(touched_since_mapped(page) ? snapshot.prefetch_used : snapshot.prefetch_unused);
   });
   return snapshot;

@@ -66,12 +66,13 @@ class Dsm::Engine final : public detail::FaultTarget {
 
   // All below: the caller holds mutex_.
   bool resolve(std::size_t page, bool write);
-  void fetch(std::size_t page, bool with_prefetch);
-  void fetch_batch(const std::size_t* pages, std::size_t count, int home);
+  void fetch(std::size_t page, bool for_write);
+  // map: make the view readable (false when the caller makes it writable).
+  void fetch_batch(const std::size_t* pages, std::size_t count, int home, bool map = true);
   void make_room();
   void make_twin(std::size_t page);
   void mark_dirty(std::size_t page, PageState state);
-  void write_diff(std::size_t page);
+  void write_diff(std::size_t page, bool already_read_only = false);
   void release();
   void flush_written_homes();
   void invalidate(std::size_t page);
@@ -88,6 +89,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::size_t prefetch_pages_;
   std::size_t max_checking_pages_;
   bool print_stats_at_exit_;
+  bool track_prefetch_use_;  // statistics on: tell used from unused prefetched pages
   detail::DsmRegion region_;
   std::size_t pages_;
   detail::HeapAllocator allocator_;  // in pages

@@ -44,7 +44,7 @@ constexpr std::array kVariables{
     ConfigVariable{kCachePages, "16384",
                    "<count>: remote DSM pages cached per rank at most; the least recently "
                    "faulted page is evicted (its changes written home first)"},
-    ConfigVariable{kPrefetchPages, "8",
+    ConfigVariable{kPrefetchPages, "16",
                    "<count>: on a DSM read miss, also fetch up to this many following pages "
                    "with the same home in the same batch (0 disables prefetch)"},
     ConfigVariable{kMaxCheckingPages, "32",
