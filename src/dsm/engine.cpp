@@ -36,6 +36,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       allocator_(pages_, 1),
       master_(region_.master_region()),
       locks_(transport_, settings.locks),
+      sharing_(transport_, pages_, runtime.config().direct_access),
       cache_(std::min(settings.cache_pages, pages_), pages_),
       state_(pages_, PageState::unallocated),
       home_(pages_, -1),
@@ -138,6 +139,7 @@ bool Dsm::Engine::resolve(std::size_t page, bool write) {
       return true;
     case PageState::dirty:
     case PageState::home_dirty:
+    case PageState::home_exclusive:
       return true;  // resolved by another thread while this one waited
   }
   return false;
@@ -177,6 +179,10 @@ void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int h
       i = j;
     }
   };
+  // The home learns that these pages now have copies before they are read.
+  for_each_run([&](std::size_t first, std::size_t length) {
+    sharing_.mark_copied(home, first, length);
+  });
   if (std::byte* direct = mapped_master_[static_cast<std::size_t>(home)]) {
     for_each_run([&](std::size_t first, std::size_t length) {
       std::memcpy(master(first), direct + first * page_size_, length * page_size_);
@@ -271,6 +277,14 @@ void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
 // as diffs, one flush per home; home pages are already there) and becomes a
 // write notice.
 void Dsm::Engine::release() {
+  // Home pages nobody has copied need no notice: they stay writable.
+  const bool new_copies = sharing_.new_copies_since_last_check();
+  for (std::size_t page : dirty_)
+    if (state_[page] == PageState::home_dirty && !sharing_.copied(page)) {
+      state_[page] = PageState::home_exclusive;
+      exclusive_.push_back(page);
+    }
+  if (new_copies) share_exclusive_pages();
   // A page may be listed twice, or no longer be dirty (written back early,
   // invalidated): only pages still dirty count.
   auto is_dirty = [&](std::size_t page) {
@@ -298,6 +312,20 @@ void Dsm::Engine::release() {
   }
   dirty_.clear();
   flush_written_homes();
+}
+
+// Some rank copied a page homed here for the first time: exclusive pages it
+// copied may have been written since, so they get a notice and are tracked
+// from now on. Runs once per first copy event, not per release.
+void Dsm::Engine::share_exclusive_pages() {
+  std::erase_if(exclusive_, [&](std::size_t page) {
+    if (state_[page] != PageState::home_exclusive) return true;  // freed meanwhile
+    if (!sharing_.copied(page)) return false;
+    protect(page, 1, PROT_READ);
+    state_[page] = PageState::home_clean;
+    record_notice(page);
+    return true;
+  });
 }
 
 void Dsm::Engine::flush_written_homes() {
@@ -377,8 +405,10 @@ void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {
     const std::size_t page = *first + i;
     home_[page] = detail::home_of(placement, i, pages, runtime_.size());
     if (home_[page] == rank_) {
-      state_[page] = PageState::home_clean;
-      protect(page, 1, PROT_READ);
+      // Nobody has a copy yet: written freely until someone does.
+      state_[page] = PageState::home_exclusive;
+      protect(page, 1, PROT_READ | PROT_WRITE);
+      exclusive_.push_back(page);
     } else {
       state_[page] = PageState::invalid;
     }
@@ -409,6 +439,8 @@ void Dsm::Engine::free(void* address) {
   }
   // Give the memory back, so a later allocation here starts zeroed.
   region_.discard(first * page_size_, *pages * page_size_);
+  sharing_.forget(first, *pages);
+  std::erase_if(exclusive_, [&](std::size_t page) { return page >= first && page < first + *pages; });
   allocator_.free(first);
 }
 

@@ -18,6 +18,7 @@
 #include "page_cache.hpp"
 #include "pgas/heap_allocator.hpp"
 #include "region.hpp"
+#include "sharing.hpp"
 
 namespace mpidsm {
 
@@ -28,6 +29,8 @@ enum class PageState : std::uint8_t {
   dirty,        // remote page with a twin: PROT_READ|PROT_WRITE
   home_clean,   // homed here, in place: PROT_READ (a write faults to record a notice)
   home_dirty,   // homed here, written this interval: PROT_READ|PROT_WRITE
+  home_exclusive,  // homed here, never copied by another rank: PROT_READ|PROT_WRITE,
+                   // writes need no notice (sharing.hpp)
 };
 
 class Dsm::Engine final : public detail::FaultTarget {
@@ -81,6 +84,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   bool touched_since_mapped(std::size_t page);
   void record_notice(std::size_t page);
   void unpin_all();
+  void share_exclusive_pages();
 
   Runtime& runtime_;
   Transport& transport_;
@@ -98,6 +102,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   // MPIDSM_DIRECT_ACCESS not off), or nullptr to go through UCX.
   std::vector<std::byte*> mapped_master_;
   detail::LockTable locks_;
+  detail::SharingRecord sharing_;
+  std::vector<std::size_t> exclusive_;  // pages in home_exclusive (and some stale entries)
   detail::PageCache cache_;
   std::vector<PageState> state_;
   std::vector<std::int32_t> home_;

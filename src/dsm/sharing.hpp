@@ -1,0 +1,53 @@
+// Which pages homed on a rank have ever been copied by another rank. A home
+// page nobody else has copied needs no write notices, so the home may write
+// it with no page protection at all (PageState::home_exclusive): most of a
+// rank's own data in SPMD codes (its rows of a matrix, the interior of its
+// grid block) then never faults.
+//
+// Each rank keeps, in memory UCX allocated, one 32-bit flag per region page
+// (set once by the first rank that fetches a page it homes) and a counter of
+// such first fetches. A fetcher sets the flag, bumps the counter, then reads
+// the page; the home, at release, reads the counter after its writes and,
+// only when it moved, scans its exclusive pages for flags. Either the home
+// sees the flag (and sends a notice), or the fetcher's read comes after the
+// home's writes: both sides order with sequentially consistent atomics.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "mpidsm/transport.hpp"
+
+namespace mpidsm::detail {
+
+class SharingRecord {
+ public:
+  // Collective.
+  SharingRecord(Transport& transport, std::size_t pages, bool direct_access);
+  ~SharingRecord();  // collective
+  SharingRecord(const SharingRecord&) = delete;
+  SharingRecord& operator=(const SharingRecord&) = delete;
+
+  // Fetcher side, before reading pages [first, first+count) from `home`.
+  void mark_copied(int home, std::size_t first, std::size_t count);
+
+  // Home side: true when some first fetch happened since the last call.
+  bool new_copies_since_last_check();
+  bool copied(std::size_t page) const;  // a page homed here
+  // Home side, collective context (free): the pages are new again.
+  void forget(std::size_t first, std::size_t count);
+
+ private:
+  static constexpr std::size_t kCounter = 0;  // then the flags, 4 bytes per page
+  std::size_t flag_offset(std::size_t page) const { return 8 + page * 4; }
+  std::uint32_t* local_flag(std::size_t page) const;
+
+  Transport& transport_;
+  MemoryRegion memory_;
+  std::vector<std::byte*> mapped_;      // per rank, or nullptr: through UCX
+  std::vector<bool> known_copied_;      // per page: this rank already set the flag
+  std::uint64_t last_counter_ = 0;
+};
+
+}  // namespace mpidsm::detail
