@@ -37,6 +37,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       master_(region_.master_region()),
       locks_(transport_, settings.locks),
       sharing_(transport_, pages_, runtime.config().direct_access),
+      barrier_slots_(transport_.allocate(2 * sizeof(std::int64_t))),
       cache_(std::min(settings.cache_pages, pages_), pages_),
       state_(pages_, PageState::unallocated),
       home_(pages_, -1),
@@ -53,6 +54,9 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
     mapped_master_.push_back(runtime.config().direct_access
                                  ? static_cast<std::byte*>(master_.mapped(peer))
                                  : nullptr);
+  if (runtime.config().direct_access && barrier_slots_.all_mapped())
+    for (int peer = 0; peer < runtime.size(); ++peer)
+      mapped_slots_.push_back(static_cast<std::int64_t*>(barrier_slots_.mapped(peer)));
   pagemap_fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   detail::register_fault_range(region_.view(), region_.size(), this);
 }
@@ -60,6 +64,11 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
 Dsm::Engine::~Engine() {
   detail::unregister_fault_range(region_.view());
   if (pagemap_fd_ >= 0) close(pagemap_fd_);
+  try {
+    transport_.deregister(barrier_slots_);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  }
 }
 
 void Dsm::Engine::protect(std::size_t page, std::size_t count, int protection) {
@@ -482,6 +491,8 @@ void Dsm::Engine::prefetch(const void* address, std::size_t bytes) {
 DsmStats Dsm::Engine::stats() {
   std::lock_guard<std::mutex> guard(mutex_);
   DsmStats snapshot = stats_;
+  snapshot.barrier_ns = clock_.to_ns(barrier_ticks_.load(std::memory_order_relaxed));
+  snapshot.lock_wait_ns = clock_.to_ns(lock_wait_ticks_.load(std::memory_order_relaxed));
   // Prefetched pages still cached are classified now, without settling them.
   if (track_prefetch_use_)
     cache_.for_each([&](std::size_t page) {

@@ -8,6 +8,7 @@
 // dirty page or per lock.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "pgas/heap_allocator.hpp"
 #include "region.hpp"
 #include "sharing.hpp"
+#include "ticks.hpp"
 
 namespace mpidsm {
 
@@ -85,6 +87,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   void record_notice(std::size_t page);
   void unpin_all();
   void share_exclusive_pages();
+  void exchange_counts(std::int64_t mine, std::vector<std::int64_t>& counts);
 
   Runtime& runtime_;
   Transport& transport_;
@@ -103,6 +106,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::byte*> mapped_master_;
   detail::LockTable locks_;
   detail::SharingRecord sharing_;
+  MemoryRegion barrier_slots_;  // two int64 per rank: notice counts by barrier parity
+  std::vector<std::int64_t*> mapped_slots_;  // per rank; empty unless all are mapped
   std::vector<std::size_t> exclusive_;  // pages in home_exclusive (and some stale entries)
   detail::PageCache cache_;
   std::vector<PageState> state_;
@@ -125,9 +130,13 @@ class Dsm::Engine final : public detail::FaultTarget {
   } barrier_scratch_;
   std::vector<bool> held_;                       // per lock id: held by this rank
   std::size_t held_count_ = 0;
-  std::uint64_t epoch_ = 1;  // barriers completed + 1; lock logs are per epoch
+  std::atomic<std::uint64_t> epoch_{1};  // barriers completed + 1; lock logs are per epoch
+  std::uint64_t exchanges_ = 0;          // count exchanges, for the slot parity
   int pagemap_fd_ = -1;      // /proc/self/pagemap, to tell whether a prefetched page was touched
   DsmStats stats_;
+  detail::TickClock clock_;
+  std::atomic<std::uint64_t> barrier_ticks_{0};    // stats_.barrier_ns, in TickClock ticks
+  std::atomic<std::uint64_t> lock_wait_ticks_{0};  // stats_.lock_wait_ns, likewise
   std::mutex mutex_;
 };
 

@@ -1,18 +1,13 @@
 // The DSM's acquire and release points: barrier (everyone's notices) and
 // locks (the notices of the critical sections under one lock).
-#include <chrono>
+#include <atomic>
 
 #include "engine.hpp"
+#include "ticks.hpp"
 #include "transport/mpi_exchange.hpp"
 
 namespace mpidsm {
 namespace {
-
-std::uint64_t now_ns() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now().time_since_epoch())
-                                        .count());
-}
 
 // What a rank contributes to the barrier's count exchange when it called the
 // barrier inside a critical section.
@@ -21,7 +16,7 @@ constexpr std::int64_t kHoldsLock = -1;
 }  // namespace
 
 void Dsm::Engine::barrier() {
-  const std::uint64_t start = now_ns();
+  const std::uint64_t start = detail::TickClock::now();
   // Scratch kept across barriers, so a barrier allocates nothing once warm.
   BarrierScratch& x = barrier_scratch_;
   x.outgoing.clear();
@@ -30,6 +25,7 @@ void Dsm::Engine::barrier() {
     std::lock_guard<std::mutex> guard(mutex_);
     holds_lock = held_count_ > 0;
     if (!holds_lock) {
+      ++stats_.barriers;
       unpin_all();
       release();
       x.outgoing.swap(notices_);
@@ -44,8 +40,7 @@ void Dsm::Engine::barrier() {
   x.counts.resize(ranks);
   const std::int64_t mine =
       holds_lock ? kHoldsLock : static_cast<std::int64_t>(x.outgoing.size());
-  detail::check_mpi(rank_, "MPI_Allgather in Dsm::barrier",
-                    MPI_Allgather(&mine, 1, MPI_INT64_T, x.counts.data(), 1, MPI_INT64_T, comm));
+  exchange_counts(mine, x.counts);
   std::int64_t total = 0;
   for (std::size_t r = 0; r < ranks; ++r) {
     if (x.counts[r] == kHoldsLock) {
@@ -73,17 +68,39 @@ void Dsm::Engine::barrier() {
                                      MPI_INT64_T, x.incoming.data(), x.sizes.data(),
                                      x.offsets.data(), MPI_INT64_T, comm));
   }
-  std::lock_guard<std::mutex> guard(mutex_);
-  if (total > 0)
+  if (total > 0) {
+    std::lock_guard<std::mutex> guard(mutex_);
     for (std::size_t writer = 0; writer < ranks; ++writer) {
       if (writer == static_cast<std::size_t>(rank_)) continue;
       const auto first = x.incoming.begin() + x.offsets[writer];
       for (auto it = first; it != first + x.sizes[writer]; ++it)
         invalidate(static_cast<std::size_t>(*it));
     }
-  ++epoch_;
-  ++stats_.barriers;
-  stats_.barrier_ns += now_ns() - start;
+  }
+  // Every notice up to here has reached every rank: lock logs start afresh.
+  epoch_.fetch_add(1, std::memory_order_relaxed);
+  barrier_ticks_.fetch_add(detail::TickClock::now() - start, std::memory_order_relaxed);
+}
+
+// The count exchange that is also the barrier. When every rank's slots are
+// mapped (one node), each rank stores its count in its own slot and
+// MPI_Barrier publishes them: cheaper than MPI_Allgather. The slot alternates
+// with the barrier's parity, so a rank already in the next barrier never
+// overwrites a count a slower rank is still reading.
+void Dsm::Engine::exchange_counts(std::int64_t mine, std::vector<std::int64_t>& counts) {
+  MPI_Comm comm = runtime_.comm();
+  if (mapped_slots_.empty()) {
+    detail::check_mpi(rank_, "MPI_Allgather in Dsm::barrier",
+                      MPI_Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm));
+    return;
+  }
+  const std::size_t parity = exchanges_++ % 2;
+  std::atomic_ref<std::int64_t>(mapped_slots_[static_cast<std::size_t>(rank_)][parity])
+      .store(mine, std::memory_order_release);
+  detail::check_mpi(rank_, "MPI_Barrier in Dsm::barrier", MPI_Barrier(comm));
+  for (std::size_t r = 0; r < counts.size(); ++r)
+    counts[r] = std::atomic_ref<std::int64_t>(mapped_slots_[r][parity])
+                    .load(std::memory_order_acquire);
 }
 
 void Dsm::Engine::lock(std::size_t id) {
@@ -99,7 +116,7 @@ void Dsm::Engine::lock(std::size_t id) {
                       " is already held by this rank (DSM locks are not recursive)");
     held_[id] = true;  // also keeps a second thread of this rank out of the queue
   }
-  const std::uint64_t start = now_ns();
+  const std::uint64_t start = detail::TickClock::now();
   try {
     locks_.acquire(id);
     std::lock_guard<std::mutex> guard(mutex_);
@@ -113,7 +130,7 @@ void Dsm::Engine::lock(std::size_t id) {
     }
     ++held_count_;
     ++stats_.lock_acquires;
-    stats_.lock_wait_ns += now_ns() - start;
+    lock_wait_ticks_.fetch_add(detail::TickClock::now() - start, std::memory_order_relaxed);
   } catch (...) {
     std::lock_guard<std::mutex> guard(mutex_);
     held_[id] = false;
