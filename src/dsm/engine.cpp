@@ -162,12 +162,17 @@ void Dsm::Engine::fetch(std::size_t page, bool for_write) {
     fetch_batch(batch_.data(), 1, home, false);
     return;
   }
-  if (batch_.size() > 1)
+  // Prefetch only along a stream: a miss on the page right after the previous
+  // miss (or its batch). An isolated miss (a neighbour's boundary row, a
+  // pointer chase) fetches one page: a prefetched page counts as copied at
+  // its home, which then tracks writes to it (sharing.hpp).
+  if (batch_.size() > 1 && page == stream_next_)
     count = detail::select_prefetch(
         page, pages_, batch_.size() - 1, max_checking_pages_,
         [&](std::size_t q) { return state_[q] == PageState::invalid && home_[q] == home; },
         batch_.data());
   fetch_batch(batch_.data(), count, home);
+  stream_next_ = batch_[count - 1] + 1;
   for (std::size_t i = 1; i < count; ++i) prefetched_[batch_[i]] = true;
   stats_.prefetched += count - 1;
 }

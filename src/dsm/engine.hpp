@@ -123,6 +123,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::uint64_t> lock_notices_;   // pages released since the last unlock
   std::vector<std::uint64_t> acquired_notices_;  // scratch for lock()
   std::vector<std::size_t> batch_;               // scratch for fetches
+  std::size_t stream_next_ = 0;                  // the read miss that continues a stream
   std::vector<bool> homes_written_;              // per rank, in one release
   struct BarrierScratch {
     std::vector<std::int64_t> outgoing, counts, incoming;
