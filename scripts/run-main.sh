@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: install what is missing, build, describe the machine, and run
-# the flagship example with 2 ranks.
+# The main job: install what is missing, build, describe the machine, run
+# the flagship example (matmul on the coherent DSM against its MPI-native
+# twin) with 2 ranks, then the latency suite.
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
 bash "$here/install-deps.sh"
@@ -8,7 +9,7 @@ bash "$here/build.sh"
 source "$here/env.sh"
 "$BUILD_DIR/src/tools/mpidsm_info"
 echo
-"${MPIRUN[@]}" -np 2 "$BUILD_DIR/examples/transport_exchange"
+"${MPIRUN[@]}" -np 2 "$BUILD_DIR/examples/matmul"
 echo
 # The latency half of the benchmark suite: mpidsm and MPI side by side.
 bash "$MPIDSM_ROOT/benchmarks/run-suite" --latency
