@@ -71,6 +71,30 @@ TEST(Config, HeapSizeAndDirectAccess) {
             std::string::npos);
 }
 
+TEST(Config, DsmCachePrefetchLocksAndStats) {
+  const Config defaults = parse({});
+  EXPECT_EQ(defaults.cache_pages, 16384u);
+  EXPECT_EQ(defaults.prefetch_pages, 16u);
+  EXPECT_EQ(defaults.max_checking_pages, 32u);
+  EXPECT_EQ(defaults.dsm_locks, 16384u);
+  EXPECT_FALSE(defaults.dsm_stats);
+  const Config set = parse({{"MPIDSM_CACHE_PAGES", "3"},
+                            {"MPIDSM_PREFETCH_PAGES", "0"},
+                            {"MPIDSM_MAX_CHECKING_PAGES", "64"},
+                            {"MPIDSM_LOCKS", "100000"},
+                            {"MPIDSM_STATS", "1"}});
+  EXPECT_EQ(set.cache_pages, 3u);
+  EXPECT_EQ(set.prefetch_pages, 0u);
+  EXPECT_EQ(set.max_checking_pages, 64u);
+  EXPECT_EQ(set.dsm_locks, 100000u);
+  EXPECT_TRUE(set.dsm_stats);
+  EXPECT_NE(config_error({{"MPIDSM_CACHE_PAGES", "0"}}).find("at least 1"), std::string::npos);
+  EXPECT_NE(config_error({{"MPIDSM_PREFETCH_PAGES", "8K"}}).find("MPIDSM_PREFETCH_PAGES='8K'"),
+            std::string::npos);
+  EXPECT_NE(config_error({{"MPIDSM_LOCKS", "-1"}}).find("non-negative integer"), std::string::npos);
+  EXPECT_NE(config_error({{"MPIDSM_STATS", "maybe"}}).find("0 or 1"), std::string::npos);
+}
+
 TEST(Config, DescribeListsEveryVariableWithItsEffectiveValue) {
   Config config = parse({{"MPIDSM_PROGRESS_THREAD", "off"}, {"MPIDSM_RNDV_THRESH", "4K"}});
   auto described = config.describe();

@@ -1,0 +1,87 @@
+// DSM bookkeeping driven without MPI or UCX: the LRU page cache, prefetch
+// selection, and the lock notice ring.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "dsm/notice_log.hpp"
+#include "dsm/page_cache.hpp"
+#include "dsm/prefetch.hpp"
+
+namespace mpidsm::detail {
+namespace {
+
+std::vector<std::size_t> contents(const PageCache& cache) {
+  std::vector<std::size_t> pages;
+  cache.for_each([&](std::size_t page) { pages.push_back(page); });
+  return pages;
+}
+
+TEST(PageCache, EvictsTheLeastRecentlyTouchedPage) {
+  PageCache cache(3, 100);
+  cache.insert(10);
+  cache.insert(20);
+  cache.insert(30);
+  EXPECT_TRUE(cache.full());
+  EXPECT_EQ(cache.oldest(), 10u);
+  cache.touch(10);  // now 20 is the oldest
+  EXPECT_EQ(cache.oldest(), 20u);
+  EXPECT_EQ(contents(cache), (std::vector<std::size_t>{10, 30, 20}));
+  cache.erase(cache.oldest());
+  EXPECT_FALSE(cache.contains(20));
+  cache.insert(40);
+  EXPECT_EQ(contents(cache), (std::vector<std::size_t>{40, 10, 30}));
+  EXPECT_EQ(cache.oldest(), 30u);
+}
+
+TEST(PageCache, ErasingDuringForEachVisitsEveryPageOnce) {
+  PageCache cache(4, 16);
+  for (std::size_t p : {1, 2, 3, 4}) cache.insert(p);
+  std::vector<std::size_t> seen;
+  cache.for_each([&](std::size_t page) {
+    seen.push_back(page);
+    cache.erase(page);
+  });
+  EXPECT_EQ(seen, (std::vector<std::size_t>{4, 3, 2, 1}));
+  EXPECT_EQ(cache.size(), 0u);
+  cache.insert(7);  // slots are reusable
+  EXPECT_EQ(cache.oldest(), 7u);
+}
+
+TEST(Prefetch, TakesWantedPagesWithinTheCheckingWindow) {
+  std::size_t out[8];
+  // Pages 11..20 wanted only when even: from a miss at 10, look 6 ahead, take up to 2.
+  const std::size_t n =
+      select_prefetch(10, 100, 2, 6, [](std::size_t q) { return q % 2 == 0; }, out);
+  ASSERT_EQ(n, 3u);
+  EXPECT_EQ(out[0], 10u);
+  EXPECT_EQ(out[1], 12u);
+  EXPECT_EQ(out[2], 14u);
+  // The window bounds the search: nothing wanted within 3 pages.
+  EXPECT_EQ(select_prefetch(10, 100, 4, 3, [](std::size_t q) { return q > 13; }, out), 1u);
+  // The region's end bounds it too.
+  EXPECT_EQ(select_prefetch(98, 100, 4, 10, [](std::size_t) { return true; }, out), 2u);
+}
+
+TEST(NoticeLog, RingSpansWrapAroundTheEnd) {
+  RingSpan spans[2];
+  ASSERT_EQ(ring_spans(3, 3, 10, spans), 0);
+  ASSERT_EQ(ring_spans(3, 7, 10, spans), 1);
+  EXPECT_EQ(spans[0].index, 3u);
+  EXPECT_EQ(spans[0].length, 4u);
+  ASSERT_EQ(ring_spans(8, 13, 10, spans), 2);  // 8, 9 then 0, 1, 2
+  EXPECT_EQ(spans[0].index, 8u);
+  EXPECT_EQ(spans[0].length, 2u);
+  EXPECT_EQ(spans[1].index, 0u);
+  EXPECT_EQ(spans[1].length, 3u);
+}
+
+TEST(NoticeLog, NoticesCarryPageAndWriter) {
+  const std::uint64_t notice = encode_notice(123456789, 4242);
+  EXPECT_EQ(notice_page(notice), 123456789u);
+  EXPECT_EQ(notice_writer(notice), 4242);
+  EXPECT_EQ(LockRecordLayout::bytes, 1024u);
+}
+
+}  // namespace
+}  // namespace mpidsm::detail
