@@ -123,7 +123,9 @@ int main(int argc, char** argv) {
     Row floor;
     floor.label = "fault_floor";
     floor.mpidsm = [&](std::size_t, int n) {
-      floor_state.fill = [&](std::byte* page) { rt.transport().get(kHome, remote, 0, page, kPage); };
+      floor_state.fill = [&](std::byte* page) {
+        rt.transport().get(kHome, remote, 0, page, kPage);
+      };
       return timed_on_rank0([&] { return fault_loop(n); });
     };
     floor.mpi = [&](std::size_t, int n) {
@@ -151,7 +153,8 @@ int main(int argc, char** argv) {
       return timed_on_rank0([&] {
         std::uint64_t sink = 0;
         const double t = per_iteration(n, [&](int i) {
-          sink += *reinterpret_cast<volatile std::uint64_t*>(data + static_cast<std::size_t>(i) * kPage);
+          sink += *reinterpret_cast<volatile std::uint64_t*>(data +
+                                                             static_cast<std::size_t>(i) * kPage);
         });
         if (sink == 12345) std::puts("");
         return t;
@@ -176,7 +179,8 @@ int main(int argc, char** argv) {
       const double start = seconds();
       if (me == 0)
         for (int i = 0; i < n; ++i)
-          *reinterpret_cast<volatile std::uint64_t*>(plain_data + static_cast<std::size_t>(i) * kPage) = 7;
+          *reinterpret_cast<volatile std::uint64_t*>(plain_data +
+                                                     static_cast<std::size_t>(i) * kPage) = 7;
       plain.barrier();
       return (seconds() - start) / n;
     };

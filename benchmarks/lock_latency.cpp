@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
     alone.label = "uncontended";
     alone.mpidsm = [&](std::size_t, int n) {
       double t = 0;
-      if (me == 0) t = per_iteration(n, [&](int) {
+      if (me == 0)
+        t = per_iteration(n, [&](int) {
           dsm.lock(kLock);
           dsm.unlock(kLock);
         });
@@ -35,7 +36,8 @@ int main(int argc, char** argv) {
     };
     alone.mpi = [&](std::size_t, int n) {
       double t = 0;
-      if (me == 0) t = per_iteration(n, [&](int) {
+      if (me == 0)
+        t = per_iteration(n, [&](int) {
           MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
           MPI_Win_unlock(1, win);
         });

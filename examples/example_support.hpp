@@ -45,8 +45,8 @@ inline double median(std::vector<double> v) {
 
 // Rank 0 prints "<what>: DSM x s (rate), MPI y s (rate), DSM/MPI z" with the
 // medians; rate_per_second converts seconds to the unit named by `rate_unit`.
-inline void report(const char* what, const std::vector<double>& dsm,
-                   const std::vector<double>& mpi, double work, const char* rate_unit) {
+inline void report(const char* what, const std::vector<double>& dsm, const std::vector<double>& mpi,
+                   double work, const char* rate_unit) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return;
@@ -66,9 +66,9 @@ inline bool agree_verified(bool mine, const char* what) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0)
-    std::printf("  verification: %s\n",
-                all ? (std::string(what) + " equal the sequential result bit for bit").c_str()
-                    : "FAILED");
+    std::printf(
+        "  verification: %s\n",
+        all ? (std::string(what) + " equal the sequential result bit for bit").c_str() : "FAILED");
   return all != 0;
 }
 

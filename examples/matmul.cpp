@@ -15,8 +15,12 @@ using namespace mpidsm;
 
 namespace {
 
-double a_value(std::size_t i, std::size_t k) { return static_cast<double>((i * 7 + k * 3) % 17) / 8.0 - 1.0; }
-double b_value(std::size_t k, std::size_t j) { return static_cast<double>((k * 5 + j * 11) % 13) / 4.0 - 1.5; }
+double a_value(std::size_t i, std::size_t k) {
+  return static_cast<double>((i * 7 + k * 3) % 17) / 8.0 - 1.0;
+}
+double b_value(std::size_t k, std::size_t j) {
+  return static_cast<double>((k * 5 + j * 11) % 13) / 4.0 - 1.5;
+}
 
 // C[rows] += A[rows] x B, i-k-j order; the same code for every version, so
 // the results agree bit for bit.
@@ -94,8 +98,8 @@ int main(int argc, char** argv) {
 
     // Verification on rank 0: the DSM's C read through the DSM, the MPI C gathered.
     std::vector<double> gathered(me == 0 ? n * n : 0);
-    MPI_Gatherv(my_c.data(), counts[me], MPI_DOUBLE, gathered.data(), counts.data(),
-                offsets.data(), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Gatherv(my_c.data(), counts[me], MPI_DOUBLE, gathered.data(), counts.data(), offsets.data(),
+                MPI_DOUBLE, 0, MPI_COMM_WORLD);
     bool ok = true;
     if (me == 0) {
       std::vector<double> ra(n * n), rb(n * n), rc(n * n, 0.0);

@@ -92,8 +92,8 @@ int main(int argc, char** argv) {
       mpi_times.push_back(MPI_Wtime() - start);
     }
     char title[128];
-    std::snprintf(title, sizeof title, "sor n=%zu, %d iterations, %d rank%s", n, iterations,
-                  ranks, ranks > 1 ? "s" : "");
+    std::snprintf(title, sizeof title, "sor n=%zu, %d iterations, %d rank%s", n, iterations, ranks,
+                  ranks > 1 ? "s" : "");
     examples::report(title, dsm_times, mpi_times, iterations, "iterations/s");
 
     // Verification on rank 0: the DSM grid read through the DSM, the MPI rows gathered.

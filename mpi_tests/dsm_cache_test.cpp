@@ -30,8 +30,8 @@ TEST_F(DsmTest, DirtyPagesEvictedFromTheCacheLoseNothing) {
       data[b] = static_cast<std::uint8_t>(round * 17 + me + b / d.page_size());
     d.barrier();
     for (std::size_t b = 0; b < bytes; ++b)
-      ASSERT_EQ(data[b], static_cast<std::uint8_t>(round * 17 + static_cast<int>(b % n) +
-                                                   b / d.page_size()))
+      ASSERT_EQ(data[b],
+                static_cast<std::uint8_t>(round * 17 + static_cast<int>(b % n) + b / d.page_size()))
           << "byte " << b << " round " << round;
     d.barrier();
   }
@@ -134,8 +134,7 @@ TEST_F(DsmTest, DsmBuffersGoStraightToPutGetSendAndRecv) {
   if (runtime_->config().cache_pages < 16) {
     // Buffers in transfer stay cached until the next synchronisation: a
     // cache too small for them is a clear error, not a fault inside UCX.
-    EXPECT_MPIDSM_ERROR(t.put(peer, window, 0, mine, bytes), Errc::no_memory,
-                        "MPIDSM_CACHE_PAGES");
+    EXPECT_MPIDSM_ERROR(t.put(peer, window, 0, mine, bytes), Errc::no_memory, "MPIDSM_CACHE_PAGES");
     t.deregister(window);
     d.barrier();
     d.free(target);
@@ -159,9 +158,9 @@ TEST_F(DsmTest, DsmBuffersGoStraightToPutGetSendAndRecv) {
   d.barrier();
   for (int r = 0; r < n; ++r)
     for (std::size_t i = 0; i < bytes; ++i)
-      ASSERT_EQ(inbox[bytes * r + i],
-                static_cast<std::uint8_t>((bytes * static_cast<std::size_t>((r + n - 1) % n) + i) *
-                                          13))
+      ASSERT_EQ(
+          inbox[bytes * r + i],
+          static_cast<std::uint8_t>((bytes * static_cast<std::size_t>((r + n - 1) % n) + i) * 13))
           << "rank " << r << " byte " << i;
   // A buffer reaching unallocated DSM memory is refused before UCX sees it.
   auto* end = static_cast<std::uint8_t*>(d.base()) + d.size() - 8;

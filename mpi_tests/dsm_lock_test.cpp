@@ -49,8 +49,8 @@ TEST_F(DsmTest, CounterIncrementedUnderALockByEveryRankEndsExact) {
   constexpr int kIncrements = 300;
   // One counter homed on rank 0, one on the last rank, with lock ids past
   // 1024 to show ids are not a small fixed table.
-  auto* counters = d.allocate<std::int64_t>(d.page_size() / sizeof(std::int64_t) * 2,
-                                            Placement::cyclic(1));
+  auto* counters =
+      d.allocate<std::int64_t>(d.page_size() / sizeof(std::int64_t) * 2, Placement::cyclic(1));
   std::int64_t* first = counters;
   std::int64_t* second = counters + d.page_size() / sizeof(std::int64_t) * (n > 1 ? 1 : 0);
   DsmMutex guard_first(d, 2000), guard_second(d, d.lock_count() - 1);
@@ -114,7 +114,7 @@ TEST_F(DsmTest, NestedLocksCarryTheInnerWritesToTheOuterLock) {
   const int me = runtime_->rank(), n = runtime_->size();
   auto* value = d.allocate<std::int64_t>(1, Placement::on(0));
   d.barrier();
-  ASSERT_EQ(*value, 0);  // cached everywhere: the turns must invalidate it
+  ASSERT_EQ(*value, 0);         // cached everywhere: the turns must invalidate it
   MPI_Barrier(MPI_COMM_WORLD);  // every rank has cached it before the first write
   // Each rank in turn (outer lock 3) writes inside an inner lock 4; the next
   // holder of lock 3 alone must see it.

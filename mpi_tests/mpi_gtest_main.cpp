@@ -23,8 +23,8 @@ class FailureRecorder : public ::testing::EmptyTestEventListener {
   }
   void OnTestEnd(const ::testing::TestInfo& info) override {
     if (info.result()->Failed())
-      text_ += "[rank " + std::to_string(rank_) + "] [  FAILED  ] " + info.test_suite_name() +
-               "." + info.name() + "\n";
+      text_ += "[rank " + std::to_string(rank_) + "] [  FAILED  ] " + info.test_suite_name() + "." +
+               info.name() + "\n";
   }
   const std::string& text() const { return text_; }
 

@@ -51,16 +51,20 @@ TEST(PageCache, ErasingDuringForEachVisitsEveryPageOnce) {
 TEST(Prefetch, TakesWantedPagesWithinTheCheckingWindow) {
   std::size_t out[8];
   // Pages 11..20 wanted only when even: from a miss at 10, look 6 ahead, take up to 2.
-  const std::size_t n =
-      select_prefetch(10, 100, 2, 6, [](std::size_t q) { return q % 2 == 0; }, out);
+  const std::size_t n = select_prefetch(
+      10, 100, 2, 6, [](std::size_t q) { return q % 2 == 0; }, out);
   ASSERT_EQ(n, 3u);
   EXPECT_EQ(out[0], 10u);
   EXPECT_EQ(out[1], 12u);
   EXPECT_EQ(out[2], 14u);
   // The window bounds the search: nothing wanted within 3 pages.
-  EXPECT_EQ(select_prefetch(10, 100, 4, 3, [](std::size_t q) { return q > 13; }, out), 1u);
+  EXPECT_EQ(select_prefetch(
+                10, 100, 4, 3, [](std::size_t q) { return q > 13; }, out),
+            1u);
   // The region's end bounds it too.
-  EXPECT_EQ(select_prefetch(98, 100, 4, 10, [](std::size_t) { return true; }, out), 2u);
+  EXPECT_EQ(select_prefetch(
+                98, 100, 4, 10, [](std::size_t) { return true; }, out),
+            2u);
 }
 
 TEST(NoticeLog, RingSpansWrapAroundTheEnd) {

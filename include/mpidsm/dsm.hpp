@@ -27,21 +27,21 @@ namespace mpidsm {
 struct DsmStats {
   std::uint64_t read_faults = 0;
   std::uint64_t write_faults = 0;
-  std::uint64_t pages_fetched = 0;    // by misses and prefetch
-  std::uint64_t prefetched = 0;       // of those, fetched ahead of a miss
+  std::uint64_t pages_fetched = 0;  // by misses and prefetch
+  std::uint64_t prefetched = 0;     // of those, fetched ahead of a miss
   // Prefetched pages the application touched, and those it did not (counted
   // when they leave the cache). Tracked only with statistics on
   // (MPIDSM_STATS=1, DsmSettings::print_stats): telling them apart costs a
   // minor page fault per used page.
   std::uint64_t prefetch_used = 0;
   std::uint64_t prefetch_unused = 0;
-  std::uint64_t evictions = 0;        // pages dropped to respect MPIDSM_CACHE_PAGES
-  std::uint64_t diffs = 0;            // pages whose changes were written home
-  std::uint64_t diff_runs = 0;        // puts issued for them
+  std::uint64_t evictions = 0;  // pages dropped to respect MPIDSM_CACHE_PAGES
+  std::uint64_t diffs = 0;      // pages whose changes were written home
+  std::uint64_t diff_runs = 0;  // puts issued for them
   std::uint64_t diff_bytes = 0;
   std::uint64_t invalidations = 0;
   std::uint64_t lock_acquires = 0;
-  std::uint64_t lock_wait_ns = 0;  // in lock(): queueing plus invalidation
+  std::uint64_t lock_wait_ns = 0;        // in lock(): queueing plus invalidation
   std::uint64_t lock_log_overflows = 0;  // acquires that had to drop the whole cache
   std::uint64_t barriers = 0;
   std::uint64_t barrier_ns = 0;

@@ -39,18 +39,44 @@ Dsm::~Dsm() {
 void* Dsm::allocate_bytes(std::size_t bytes, const Placement& placement) {
   return engine_->allocate(bytes, placement);
 }
-void Dsm::free(void* address) { engine_->free(address); }
-void Dsm::barrier() { engine_->barrier(); }
-void Dsm::lock(std::size_t id) { engine_->lock(id); }
-void Dsm::unlock(std::size_t id) { engine_->unlock(id); }
-std::size_t Dsm::lock_count() const { return engine_->lock_count(); }
-void Dsm::prefetch(const void* address, std::size_t bytes) { engine_->prefetch(address, bytes); }
-void* Dsm::base() const { return engine_->base(); }
-std::size_t Dsm::size() const { return engine_->size(); }
-std::size_t Dsm::page_size() const { return engine_->page_size(); }
-int Dsm::home_of(const void* address) const { return engine_->home_of(address); }
-DsmStats Dsm::stats() const { return engine_->stats(); }
-void Dsm::print_stats(std::FILE* out) const { engine_->print_stats(out); }
-int Dsm::runtime_rank() const { return engine_->rank(); }
+void Dsm::free(void* address) {
+  engine_->free(address);
+}
+void Dsm::barrier() {
+  engine_->barrier();
+}
+void Dsm::lock(std::size_t id) {
+  engine_->lock(id);
+}
+void Dsm::unlock(std::size_t id) {
+  engine_->unlock(id);
+}
+std::size_t Dsm::lock_count() const {
+  return engine_->lock_count();
+}
+void Dsm::prefetch(const void* address, std::size_t bytes) {
+  engine_->prefetch(address, bytes);
+}
+void* Dsm::base() const {
+  return engine_->base();
+}
+std::size_t Dsm::size() const {
+  return engine_->size();
+}
+std::size_t Dsm::page_size() const {
+  return engine_->page_size();
+}
+int Dsm::home_of(const void* address) const {
+  return engine_->home_of(address);
+}
+DsmStats Dsm::stats() const {
+  return engine_->stats();
+}
+void Dsm::print_stats(std::FILE* out) const {
+  engine_->print_stats(out);
+}
+int Dsm::runtime_rank() const {
+  return engine_->rank();
+}
 
 }  // namespace mpidsm

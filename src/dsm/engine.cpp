@@ -51,9 +51,8 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   for (std::size_t slot = kTwinSlots; slot-- > 0;)
     free_twins_.push_back(static_cast<std::int32_t>(slot));
   for (int peer = 0; peer < runtime.size(); ++peer)
-    mapped_master_.push_back(runtime.config().direct_access
-                                 ? static_cast<std::byte*>(master_.mapped(peer))
-                                 : nullptr);
+    mapped_master_.push_back(
+        runtime.config().direct_access ? static_cast<std::byte*>(master_.mapped(peer)) : nullptr);
   if (runtime.config().direct_access && barrier_slots_.all_mapped())
     for (int peer = 0; peer < runtime.size(); ++peer)
       mapped_slots_.push_back(static_cast<std::int64_t*>(barrier_slots_.mapped(peer)));
@@ -73,9 +72,9 @@ Dsm::Engine::~Engine() {
 
 void Dsm::Engine::protect(std::size_t page, std::size_t count, int protection) {
   if (mprotect(view(page), count * page_size_, protection) != 0)
-    throw Error(Errc::no_memory, rank_,
-                "DSM: mprotect of " + std::to_string(count) + " pages failed: " +
-                    std::strerror(errno));
+    throw Error(
+        Errc::no_memory, rank_,
+        "DSM: mprotect of " + std::to_string(count) + " pages failed: " + std::strerror(errno));
 }
 
 // Runs in the SIGSEGV handler of the faulting thread. Nothing may be thrown
@@ -106,8 +105,8 @@ void Dsm::Engine::make_accessible(const void* address, std::size_t size, bool wr
   for (std::size_t page = first; page <= last; ++page) {
     if (!resolve(page, write))
       throw Error(Errc::unregistered, rank_,
-                  "buffer at " + detail::describe_address(address) + " (" +
-                      std::to_string(size) + " bytes) reaches unallocated DSM memory at " +
+                  "buffer at " + detail::describe_address(address) + " (" + std::to_string(size) +
+                      " bytes) reaches unallocated DSM memory at " +
                       detail::describe_address(view(page)));
     if (cache_.contains(page) && !pinned_[page]) {
       pinned_[page] = true;
@@ -194,9 +193,8 @@ void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int h
     }
   };
   // The home learns that these pages now have copies before they are read.
-  for_each_run([&](std::size_t first, std::size_t length) {
-    sharing_.mark_copied(home, first, length);
-  });
+  for_each_run(
+      [&](std::size_t first, std::size_t length) { sharing_.mark_copied(home, first, length); });
   if (std::byte* direct = mapped_master_[static_cast<std::size_t>(home)]) {
     for_each_run([&](std::size_t first, std::size_t length) {
       std::memcpy(master(first), direct + first * page_size_, length * page_size_);
@@ -207,13 +205,15 @@ void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int h
     });
     transport_.flush(home);
   }
-  if (map) for_each_run([&](std::size_t first, std::size_t length) {
-    // With statistics on, prefetched pages lose the view's page-table
-    // entries, so the kernel shows which of them get touched (the cost is a
-    // minor fault per used page, about 1 us here, hence only then).
-    if (count > 1 && track_prefetch_use_) madvise(view(first), length * page_size_, MADV_DONTNEED);
-    protect(first, length, PROT_READ);
-  });
+  if (map)
+    for_each_run([&](std::size_t first, std::size_t length) {
+      // With statistics on, prefetched pages lose the view's page-table
+      // entries, so the kernel shows which of them get touched (the cost is a
+      // minor fault per used page, about 1 us here, hence only then).
+      if (count > 1 && track_prefetch_use_)
+        madvise(view(first), length * page_size_, MADV_DONTNEED);
+      protect(first, length, PROT_READ);
+    });
   for (std::size_t i = 0; i < count; ++i) state_[pages[i]] = PageState::cached;
   stats_.pages_fetched += count;
 }
@@ -410,11 +410,11 @@ void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {
   std::lock_guard<std::mutex> guard(mutex_);
   std::optional<std::size_t> first = allocator_.allocate(pages);
   if (!first)
-    throw Error(Errc::no_memory, rank_,
-                "Dsm::allocate: " + std::to_string(bytes) +
-                    " bytes do not fit the DSM region (MPIDSM_DSM_SIZE=" +
-                    std::to_string(region_.size()) + ", largest free " +
-                    std::to_string(allocator_.largest_free() * page_size_) + " bytes)");
+    throw Error(
+        Errc::no_memory, rank_,
+        "Dsm::allocate: " + std::to_string(bytes) +
+            " bytes do not fit the DSM region (MPIDSM_DSM_SIZE=" + std::to_string(region_.size()) +
+            ", largest free " + std::to_string(allocator_.largest_free() * page_size_) + " bytes)");
   for (std::size_t i = 0; i < pages; ++i) {
     const std::size_t page = *first + i;
     home_[page] = detail::home_of(placement, i, pages, runtime_.size());
@@ -454,7 +454,8 @@ void Dsm::Engine::free(void* address) {
   // Give the memory back, so a later allocation here starts zeroed.
   region_.discard(first * page_size_, *pages * page_size_);
   sharing_.forget(first, *pages);
-  std::erase_if(exclusive_, [&](std::size_t page) { return page >= first && page < first + *pages; });
+  std::erase_if(exclusive_,
+                [&](std::size_t page) { return page >= first && page < first + *pages; });
   allocator_.free(first);
 }
 
@@ -502,8 +503,8 @@ DsmStats Dsm::Engine::stats() {
   if (track_prefetch_use_)
     cache_.for_each([&](std::size_t page) {
       if (prefetched_[page])
-      ++(touched_since_mapped(page) ? snapshot.prefetch_used : snapshot.prefetch_unused);
-  });
+        ++(touched_since_mapped(page) ? snapshot.prefetch_used : snapshot.prefetch_unused);
+    });
   return snapshot;
 }
 

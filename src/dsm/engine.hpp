@@ -25,12 +25,12 @@
 namespace mpidsm {
 
 enum class PageState : std::uint8_t {
-  unallocated,  // no allocation covers it: an access is a real crash
-  invalid,      // remote page, not cached: PROT_NONE
-  cached,       // remote page, clean copy: PROT_READ
-  dirty,        // remote page with a twin: PROT_READ|PROT_WRITE
-  home_clean,   // homed here, in place: PROT_READ (a write faults to record a notice)
-  home_dirty,   // homed here, written this interval: PROT_READ|PROT_WRITE
+  unallocated,     // no allocation covers it: an access is a real crash
+  invalid,         // remote page, not cached: PROT_NONE
+  cached,          // remote page, clean copy: PROT_READ
+  dirty,           // remote page with a twin: PROT_READ|PROT_WRITE
+  home_clean,      // homed here, in place: PROT_READ (a write faults to record a notice)
+  home_dirty,      // homed here, written this interval: PROT_READ|PROT_WRITE
   home_exclusive,  // homed here, never copied by another rank: PROT_READ|PROT_WRITE,
                    // writes need no notice (sharing.hpp)
 };
@@ -106,9 +106,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::byte*> mapped_master_;
   detail::LockTable locks_;
   detail::SharingRecord sharing_;
-  MemoryRegion barrier_slots_;  // two int64 per rank: notice counts by barrier parity
+  MemoryRegion barrier_slots_;               // two int64 per rank: notice counts by barrier parity
   std::vector<std::int64_t*> mapped_slots_;  // per rank; empty unless all are mapped
-  std::vector<std::size_t> exclusive_;  // pages in home_exclusive (and some stale entries)
+  std::vector<std::size_t> exclusive_;       // pages in home_exclusive (and some stale entries)
   detail::PageCache cache_;
   std::vector<PageState> state_;
   std::vector<std::int32_t> home_;
@@ -118,9 +118,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::size_t> pinned_pages_;
   std::vector<std::byte> twins_;
   std::vector<std::int32_t> free_twins_;
-  std::vector<std::size_t> dirty_;            // pages written since the last release
-  std::vector<std::int64_t> notices_;         // pages released since the last barrier
-  std::vector<std::uint64_t> lock_notices_;   // pages released since the last unlock
+  std::vector<std::size_t> dirty_;               // pages written since the last release
+  std::vector<std::int64_t> notices_;            // pages released since the last barrier
+  std::vector<std::uint64_t> lock_notices_;      // pages released since the last unlock
   std::vector<std::uint64_t> acquired_notices_;  // scratch for lock()
   std::vector<std::size_t> batch_;               // scratch for fetches
   std::size_t stream_next_ = 0;                  // the read miss that continues a stream
@@ -129,11 +129,11 @@ class Dsm::Engine final : public detail::FaultTarget {
     std::vector<std::int64_t> outgoing, counts, incoming;
     std::vector<int> sizes, offsets;
   } barrier_scratch_;
-  std::vector<bool> held_;                       // per lock id: held by this rank
+  std::vector<bool> held_;  // per lock id: held by this rank
   std::size_t held_count_ = 0;
   std::atomic<std::uint64_t> epoch_{1};  // barriers completed + 1; lock logs are per epoch
   std::uint64_t exchanges_ = 0;          // count exchanges, for the slot parity
-  int pagemap_fd_ = -1;      // /proc/self/pagemap, to tell whether a prefetched page was touched
+  int pagemap_fd_ = -1;  // /proc/self/pagemap, to tell whether a prefetched page was touched
   DsmStats stats_;
   detail::TickClock clock_;
   std::atomic<std::uint64_t> barrier_ticks_{0};    // stats_.barrier_ns, in TickClock ticks

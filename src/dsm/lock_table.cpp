@@ -61,12 +61,13 @@ void LockTable::acquire(std::size_t id) {
 
 void LockTable::release(std::size_t id) {
   QueueNode& node = my_node(id);
-  std::uint64_t successor = std::atomic_ref<std::uint64_t>(node.next).load(std::memory_order_acquire);
+  std::uint64_t successor =
+      std::atomic_ref<std::uint64_t>(node.next).load(std::memory_order_acquire);
   if (successor == 0) {
     const int home_rank = home(id);
-    const std::uint64_t tail = transport_.atomic_fetch<std::uint64_t>(
-        AtomicOp::compare_swap, home_rank, memory_, record_offset(id) + LockRecordLayout::tail,
-        0, me_);
+    const std::uint64_t tail =
+        transport_.atomic_fetch<std::uint64_t>(AtomicOp::compare_swap, home_rank, memory_,
+                                               record_offset(id) + LockRecordLayout::tail, 0, me_);
     if (tail == me_) return;  // nobody queued: the lock is free
     // Someone swapped itself in after us and is about to link.
     successor = wait_for_nonzero(node.next);

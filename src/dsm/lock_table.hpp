@@ -35,7 +35,8 @@ class LockTable {
   void release(std::size_t id);
 
   // Holder only. Appends notices to the lock's log; remote completion on return.
-  void append_notices(std::size_t id, std::uint64_t epoch, const std::vector<std::uint64_t>& notices);
+  void append_notices(std::size_t id, std::uint64_t epoch,
+                      const std::vector<std::uint64_t>& notices);
   // Holder only. The notices appended since this rank last read the log in
   // `epoch`, into `out`; false when more were appended than the ring keeps.
   bool read_new_notices(std::size_t id, std::uint64_t epoch, std::vector<std::uint64_t>& out);
@@ -45,10 +46,10 @@ class LockTable {
     std::uint64_t next;     // successor rank + 1, set by the successor
     std::uint64_t granted;  // set to 1 by the predecessor when it hands over
   };
-  std::size_t record_offset(std::size_t id) const { return (id / ranks_) * LockRecordLayout::bytes; }
-  std::size_t node_offset(std::size_t id) const {
-    return nodes_base_ + id * sizeof(QueueNode);
+  std::size_t record_offset(std::size_t id) const {
+    return (id / ranks_) * LockRecordLayout::bytes;
   }
+  std::size_t node_offset(std::size_t id) const { return nodes_base_ + id * sizeof(QueueNode); }
   QueueNode& my_node(std::size_t id) const;
   // Spins on a word of this rank's memory that a peer sets remotely.
   std::uint64_t wait_for_nonzero(const std::uint64_t& word);

@@ -35,8 +35,14 @@ void PageCache::erase(std::size_t page) {
 
 void PageCache::unlink(std::int32_t slot) {
   Slot& s = slots_[slot];
-  if (s.prev != none) slots_[s.prev].next = s.next; else head_ = s.next;
-  if (s.next != none) slots_[s.next].prev = s.prev; else tail_ = s.prev;
+  if (s.prev != none)
+    slots_[s.prev].next = s.next;
+  else
+    head_ = s.next;
+  if (s.next != none)
+    slots_[s.next].prev = s.prev;
+  else
+    tail_ = s.prev;
   s.prev = s.next = none;
 }
 

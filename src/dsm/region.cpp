@@ -79,8 +79,7 @@ DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size)
   master_ = static_cast<std::byte*>(master_region_.local_base());
   int shared = mremap(master_, 0, size, MREMAP_MAYMOVE | MREMAP_FIXED, view_) != MAP_FAILED;
   int all_shared = 0;
-  check_mpi(rank, "MPI_Allreduce",
-            MPI_Allreduce(&shared, &all_shared, 1, MPI_INT, MPI_MIN, comm));
+  check_mpi(rank, "MPI_Allreduce", MPI_Allreduce(&shared, &all_shared, 1, MPI_INT, MPI_MIN, comm));
   if (!all_shared) {
     transport.deregister(master_region_);
     master_ = nullptr;
@@ -98,8 +97,9 @@ DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size)
   if (mprotect(view_, size, PROT_NONE) != 0 ||
       mprotect(view_, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), PROT_READ) != 0 ||
       mprotect(view_, size, PROT_NONE) != 0)
-    failure = "the application view cannot be protected page by page (huge pages? set "
-              "UCX_POSIX_HUGETLB_MODE=n)";
+    failure =
+        "the application view cannot be protected page by page (huge pages? set "
+        "UCX_POSIX_HUGETLB_MODE=n)";
   std::optional<Error> error;
   if (!failure.empty()) error.emplace(Errc::no_memory, rank, "DSM region: " + failure);
   try {

@@ -44,8 +44,8 @@ void SharingRecord::mark_copied(int home, std::size_t first, std::size_t count) 
                 *reinterpret_cast<std::uint32_t*>(direct + flag_offset(page)))
                 .exchange(1);
     else
-      old = transport_.atomic_fetch<std::uint32_t>(AtomicOp::swap, home, memory_,
-                                                   flag_offset(page), 1);
+      old = transport_.atomic_fetch<std::uint32_t>(AtomicOp::swap, home, memory_, flag_offset(page),
+                                                   1);
     first_copy = first_copy || old == 0;
   }
   if (!first_copy) return;
@@ -61,9 +61,8 @@ void SharingRecord::mark_copied(int home, std::size_t first, std::size_t count) 
 bool SharingRecord::new_copies_since_last_check() {
   std::atomic_thread_fence(std::memory_order_seq_cst);  // after this rank's writes
   const std::uint64_t now =
-      std::atomic_ref<std::uint64_t>(
-          *reinterpret_cast<std::uint64_t*>(static_cast<std::byte*>(memory_.local_base()) +
-                                            kCounter))
+      std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(
+                                         static_cast<std::byte*>(memory_.local_base()) + kCounter))
           .load();
   if (now == last_counter_) return false;
   last_counter_ = now;

@@ -45,8 +45,8 @@ class SharingRecord {
 
   Transport& transport_;
   MemoryRegion memory_;
-  std::vector<std::byte*> mapped_;      // per rank, or nullptr: through UCX
-  std::vector<bool> known_copied_;      // per page: this rank already set the flag
+  std::vector<std::byte*> mapped_;  // per rank, or nullptr: through UCX
+  std::vector<bool> known_copied_;  // per page: this rank already set the flag
   std::uint64_t last_counter_ = 0;
 };
 

@@ -38,8 +38,7 @@ void Dsm::Engine::barrier() {
   MPI_Comm comm = runtime_.comm();
   const auto ranks = static_cast<std::size_t>(runtime_.size());
   x.counts.resize(ranks);
-  const std::int64_t mine =
-      holds_lock ? kHoldsLock : static_cast<std::int64_t>(x.outgoing.size());
+  const std::int64_t mine = holds_lock ? kHoldsLock : static_cast<std::int64_t>(x.outgoing.size());
   exchange_counts(mine, x.counts);
   std::int64_t total = 0;
   for (std::size_t r = 0; r < ranks; ++r) {
@@ -63,10 +62,10 @@ void Dsm::Engine::barrier() {
       at += static_cast<std::size_t>(x.sizes[r]);
     }
     x.incoming.resize(static_cast<std::size_t>(total));
-    detail::check_mpi(rank_, "MPI_Allgatherv in Dsm::barrier",
-                      MPI_Allgatherv(x.outgoing.data(), static_cast<int>(x.outgoing.size()),
-                                     MPI_INT64_T, x.incoming.data(), x.sizes.data(),
-                                     x.offsets.data(), MPI_INT64_T, comm));
+    detail::check_mpi(
+        rank_, "MPI_Allgatherv in Dsm::barrier",
+        MPI_Allgatherv(x.outgoing.data(), static_cast<int>(x.outgoing.size()), MPI_INT64_T,
+                       x.incoming.data(), x.sizes.data(), x.offsets.data(), MPI_INT64_T, comm));
   }
   if (total > 0) {
     std::lock_guard<std::mutex> guard(mutex_);
@@ -99,15 +98,15 @@ void Dsm::Engine::exchange_counts(std::int64_t mine, std::vector<std::int64_t>& 
       .store(mine, std::memory_order_release);
   detail::check_mpi(rank_, "MPI_Barrier in Dsm::barrier", MPI_Barrier(comm));
   for (std::size_t r = 0; r < counts.size(); ++r)
-    counts[r] = std::atomic_ref<std::int64_t>(mapped_slots_[r][parity])
-                    .load(std::memory_order_acquire);
+    counts[r] =
+        std::atomic_ref<std::int64_t>(mapped_slots_[r][parity]).load(std::memory_order_acquire);
 }
 
 void Dsm::Engine::lock(std::size_t id) {
   if (id >= locks_.count())
     throw Error(Errc::out_of_range, rank_,
-                "Dsm::lock: lock id " + std::to_string(id) + " is not below MPIDSM_LOCKS=" +
-                    std::to_string(locks_.count()));
+                "Dsm::lock: lock id " + std::to_string(id) +
+                    " is not below MPIDSM_LOCKS=" + std::to_string(locks_.count()));
   {
     std::lock_guard<std::mutex> guard(mutex_);
     if (held_[id])
@@ -141,8 +140,8 @@ void Dsm::Engine::lock(std::size_t id) {
 void Dsm::Engine::unlock(std::size_t id) {
   if (id >= locks_.count())
     throw Error(Errc::out_of_range, rank_,
-                "Dsm::unlock: lock id " + std::to_string(id) + " is not below MPIDSM_LOCKS=" +
-                    std::to_string(locks_.count()));
+                "Dsm::unlock: lock id " + std::to_string(id) +
+                    " is not below MPIDSM_LOCKS=" + std::to_string(locks_.count()));
   {
     std::lock_guard<std::mutex> guard(mutex_);
     if (!held_[id] || held_count_ == 0)

@@ -108,9 +108,8 @@ namespace {
 // A plain decimal count (no suffix).
 std::size_t parse_count(const char* variable, const std::string& text) {
   constexpr const char* allowed = "a non-negative integer";
-  if (text.empty() || !std::all_of(text.begin(), text.end(), [](unsigned char c) {
-        return std::isdigit(c) != 0;
-      }))
+  if (text.empty() ||
+      !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
     bad_value(variable, text, allowed);
   errno = 0;
   const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
@@ -146,7 +145,8 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
     config.cache_pages = parse_count(kCachePages, v);
     if (config.cache_pages == 0) bad_value(kCachePages, v, "a page count of at least 1");
   }
-  if (const char* v = lookup(kPrefetchPages)) config.prefetch_pages = parse_count(kPrefetchPages, v);
+  if (const char* v = lookup(kPrefetchPages))
+    config.prefetch_pages = parse_count(kPrefetchPages, v);
   if (const char* v = lookup(kMaxCheckingPages))
     config.max_checking_pages = parse_count(kMaxCheckingPages, v);
   if (const char* v = lookup(kLocks)) {
