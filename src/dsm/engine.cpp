@@ -50,6 +50,11 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       held_(locks_.count(), false) {
   for (std::size_t slot = kTwinSlots; slot-- > 0;)
     free_twins_.push_back(static_cast<std::int32_t>(slot));
+  // Sized up front so faults and releases do not allocate in the usual case.
+  dirty_.reserve(2 * kTwinSlots);
+  notices_.reserve(2 * kTwinSlots);
+  lock_notices_.reserve(2 * kTwinSlots);
+  acquired_notices_.reserve(detail::LockRecordLayout::ring_entries);
   for (int peer = 0; peer < runtime.size(); ++peer)
     mapped_master_.push_back(
         runtime.config().direct_access ? static_cast<std::byte*>(master_.mapped(peer)) : nullptr);
