@@ -37,7 +37,8 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       master_(region_.master_region()),
       locks_(transport_, settings.locks),
       sharing_(transport_, pages_, runtime.config().direct_access),
-      barrier_slots_(transport_.allocate(2 * sizeof(std::int64_t))),
+      barrier_slots_(transport_.allocate(2 * static_cast<std::size_t>(runtime.size()) *
+                                         sizeof(std::int64_t))),
       cache_(std::min(settings.cache_pages, pages_), pages_),
       state_(pages_, PageState::unallocated),
       home_(pages_, -1),
@@ -170,9 +171,12 @@ void Dsm::Engine::fetch(std::size_t page, bool for_write) {
   // miss (or its batch). An isolated miss (a neighbour's boundary row, a
   // pointer chase) fetches one page: a prefetched page counts as copied at
   // its home, which then tracks writes to it (sharing.hpp).
-  if (batch_.size() > 1 && page == stream_next_)
+  // The batch never exceeds the cache room that pinned pages leave.
+  const std::size_t room = cache_.capacity() - std::min(cache_.capacity(), pinned_pages_.size());
+  const std::size_t ahead = std::min(batch_.size(), room) - std::min<std::size_t>(1, room);
+  if (ahead > 0 && page == stream_next_)
     count = detail::select_prefetch(
-        page, pages_, batch_.size() - 1, max_checking_pages_,
+        page, pages_, ahead, max_checking_pages_,
         [&](std::size_t q) { return state_[q] == PageState::invalid && home_[q] == home; },
         batch_.data());
   fetch_batch(batch_.data(), count, home);
@@ -227,9 +231,18 @@ void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int h
 // written home if dirty, then dropped.
 void Dsm::Engine::make_room() {
   if (!cache_.full()) return;
-  // Pinned pages are skipped (made recent); make_accessible keeps them fewer
-  // than the capacity, so a victim exists.
-  while (pinned_[cache_.oldest()]) cache_.touch(cache_.oldest());
+  // Pinned pages, and pages of the batch being fetched (still invalid), are
+  // skipped (made recent). make_accessible and fetch keep them fewer than the
+  // capacity, so a victim exists; the bound only guards that promise.
+  for (std::size_t tries = 0; pinned_[cache_.oldest()] ||
+                              state_[cache_.oldest()] == PageState::invalid;
+       ++tries) {
+    if (tries == cache_.capacity())
+      throw Error(Errc::no_memory, rank_,
+                  "DSM: every cached page is in use by a transfer (MPIDSM_CACHE_PAGES=" +
+                      std::to_string(cache_.capacity()) + ")");
+    cache_.touch(cache_.oldest());
+  }
   const std::size_t victim = cache_.oldest();
   if (state_[victim] == PageState::dirty) {
     write_diff(victim);

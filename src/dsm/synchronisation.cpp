@@ -82,10 +82,12 @@ void Dsm::Engine::barrier() {
 }
 
 // The count exchange that is also the barrier. When every rank's slots are
-// mapped (one node), each rank stores its count in its own slot and
-// MPI_Barrier publishes them: cheaper than MPI_Allgather. The slot alternates
-// with the barrier's parity, so a rank already in the next barrier never
-// overwrites a count a slower rank is still reading.
+// mapped (one node), a rank with something to say (notices, or holding a
+// lock) stores its count into every rank's slots, and MPI_Barrier publishes
+// them. A clean barrier then reads only this rank's own slots, which nobody
+// wrote: no cache line moves beyond MPI_Barrier's own. Slots alternate with
+// the barrier's parity and the reader zeroes what it found, so a rank already
+// in the next barrier never overwrites a count a slower rank is still reading.
 void Dsm::Engine::exchange_counts(std::int64_t mine, std::vector<std::int64_t>& counts) {
   MPI_Comm comm = runtime_.comm();
   if (mapped_slots_.empty()) {
@@ -93,13 +95,22 @@ void Dsm::Engine::exchange_counts(std::int64_t mine, std::vector<std::int64_t>& 
                       MPI_Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm));
     return;
   }
-  const std::size_t parity = exchanges_++ % 2;
-  std::atomic_ref<std::int64_t>(mapped_slots_[static_cast<std::size_t>(rank_)][parity])
-      .store(mine, std::memory_order_release);
+  const std::size_t ranks = counts.size();
+  const std::size_t base = (exchanges_++ % 2) * ranks;
+  const auto me = static_cast<std::size_t>(rank_);
+  if (mine != 0)
+    for (std::size_t r = 0; r < ranks; ++r)
+      if (r != me)
+        std::atomic_ref<std::int64_t>(mapped_slots_[r][base + me])
+            .store(mine, std::memory_order_release);
   detail::check_mpi(rank_, "MPI_Barrier in Dsm::barrier", MPI_Barrier(comm));
-  for (std::size_t r = 0; r < counts.size(); ++r)
-    counts[r] =
-        std::atomic_ref<std::int64_t>(mapped_slots_[r][parity]).load(std::memory_order_acquire);
+  std::int64_t* own = mapped_slots_[me] + base;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    std::atomic_ref<std::int64_t> slot(own[r]);
+    counts[r] = slot.load(std::memory_order_acquire);
+    if (counts[r] != 0) slot.store(0, std::memory_order_relaxed);
+  }
+  counts[me] = mine;
 }
 
 void Dsm::Engine::lock(std::size_t id) {
