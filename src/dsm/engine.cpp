@@ -40,11 +40,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       barrier_slots_(transport_.allocate(2 * static_cast<std::size_t>(runtime.size()) *
                                          sizeof(std::int64_t))),
       cache_(std::min(settings.cache_pages, pages_), pages_),
-      state_(pages_, PageState::unallocated),
-      home_(pages_, -1),
-      twin_of_(pages_, -1),
-      prefetched_(pages_, false),
-      pinned_(pages_, false),
+      state_(pages_),
       twins_(kTwinSlots * page_size_),
       batch_(std::min(prefetch_pages_, cache_.capacity() - 1) + 1),
       homes_written_(static_cast<std::size_t>(runtime.size()), false),
@@ -114,22 +110,21 @@ void Dsm::Engine::make_accessible(const void* address, std::size_t size, bool wr
                   "buffer at " + detail::describe_address(address) + " (" + std::to_string(size) +
                       " bytes) reaches unallocated DSM memory at " +
                       detail::describe_address(view(page)));
-    if (cache_.contains(page) && !pinned_[page]) {
-      pinned_[page] = true;
+    if (cache_.contains(page) && !cache_.entry(page).pinned) {
+      cache_.entry(page).pinned = true;
       pinned_pages_.push_back(page);
     }
   }
 }
 
 void Dsm::Engine::unpin_all() {
-  for (std::size_t page : pinned_pages_) pinned_[page] = false;
+  for (std::size_t page : pinned_pages_)
+    if (cache_.contains(page)) cache_.entry(page).pinned = false;
   pinned_pages_.clear();
 }
 
 bool Dsm::Engine::resolve(std::size_t page, bool write) {
   switch (state_[page]) {
-    case PageState::unallocated:
-      return false;
     case PageState::home_clean:
       if (write) {
         ++stats_.write_faults;
@@ -137,6 +132,7 @@ bool Dsm::Engine::resolve(std::size_t page, bool write) {
       }
       return true;
     case PageState::invalid:
+      if (home_of_page(page) < 0) return false;  // no allocation: a real crash
       ++(write ? stats_.write_faults : stats_.read_faults);
       // A write miss gets its twin before the view becomes writable (one
       // mprotect), so no other thread's write can slip in before the twin.
@@ -160,7 +156,7 @@ bool Dsm::Engine::resolve(std::size_t page, bool write) {
 }
 
 void Dsm::Engine::fetch(std::size_t page, bool for_write) {
-  const int home = home_[page];
+  const int home = home_of_page(page);
   std::size_t count = 1;
   batch_[0] = page;
   if (for_write) {  // prefetch serves read misses only
@@ -177,11 +173,13 @@ void Dsm::Engine::fetch(std::size_t page, bool for_write) {
   if (ahead > 0 && page == stream_next_)
     count = detail::select_prefetch(
         page, pages_, ahead, max_checking_pages_,
-        [&](std::size_t q) { return state_[q] == PageState::invalid && home_[q] == home; },
+        [&](std::size_t q) {
+          return state_[q] == PageState::invalid && home_of_page(q) == home;
+        },
         batch_.data());
   fetch_batch(batch_.data(), count, home);
   stream_next_ = batch_[count - 1] + 1;
-  for (std::size_t i = 1; i < count; ++i) prefetched_[batch_[i]] = true;
+  for (std::size_t i = 1; i < count; ++i) cache_.entry(batch_[i]).prefetched = true;
   stats_.prefetched += count - 1;
 }
 
@@ -234,7 +232,7 @@ void Dsm::Engine::make_room() {
   // Pinned pages, and pages of the batch being fetched (still invalid), are
   // skipped (made recent). make_accessible and fetch keep them fewer than the
   // capacity, so a victim exists; the bound only guards that promise.
-  for (std::size_t tries = 0; pinned_[cache_.oldest()] ||
+  for (std::size_t tries = 0; cache_.entry(cache_.oldest()).pinned ||
                               state_[cache_.oldest()] == PageState::invalid;
        ++tries) {
     if (tries == cache_.capacity())
@@ -262,7 +260,7 @@ void Dsm::Engine::make_twin(std::size_t page) {
   const std::int32_t slot = free_twins_.back();
   free_twins_.pop_back();
   std::memcpy(&twins_[static_cast<std::size_t>(slot) * page_size_], master(page), page_size_);
-  twin_of_[page] = slot;
+  cache_.entry(page).twin = slot;
   mark_dirty(page, PageState::dirty);
 }
 
@@ -282,10 +280,10 @@ void Dsm::Engine::record_notice(std::size_t page) {
 // read-only first, so a concurrent writer faults and waits for the lock.
 void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
   if (!already_read_only) protect(page, 1, PROT_READ);
-  const std::int32_t slot = twin_of_[page];
+  std::int32_t& slot = cache_.entry(page).twin;
   const std::byte* twin = &twins_[static_cast<std::size_t>(slot) * page_size_];
   const std::size_t base = page * page_size_;
-  const int home = home_[page];
+  const int home = home_of_page(page);
   std::byte* direct = mapped_master_[static_cast<std::size_t>(home)];
   stats_.diff_runs += detail::for_each_changed_run(
       twin, master(page), page_size_, [&](std::size_t offset, std::size_t length) {
@@ -300,7 +298,7 @@ void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
   // publish them travel through MPI or UCX, which order memory.
   if (!direct) homes_written_[static_cast<std::size_t>(home)] = true;
   free_twins_.push_back(slot);
-  twin_of_[page] = -1;
+  slot = detail::PageCache::none;
   state_[page] = PageState::cached;
   record_notice(page);
 }
@@ -390,8 +388,8 @@ void Dsm::Engine::invalidate_all_cached() {
 // A prefetched page leaving the cache (or written) is counted as used when
 // the application's view of it has a page-table entry, i.e. was touched.
 void Dsm::Engine::settle_prefetch(std::size_t page) {
-  if (!prefetched_[page]) return;
-  prefetched_[page] = false;
+  if (!cache_.contains(page) || !cache_.entry(page).prefetched) return;
+  cache_.entry(page).prefetched = false;
   if (!track_prefetch_use_) return;
   ++(touched_since_mapped(page) ? stats_.prefetch_used : stats_.prefetch_unused);
 }
@@ -433,16 +431,18 @@ void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {
         "Dsm::allocate: " + std::to_string(bytes) +
             " bytes do not fit the DSM region (MPIDSM_DSM_SIZE=" + std::to_string(region_.size()) +
             ", largest free " + std::to_string(allocator_.largest_free() * page_size_) + " bytes)");
+  allocations_.insert(std::upper_bound(allocations_.begin(), allocations_.end(), *first,
+                                        [](std::size_t page, const Allocation& a) {
+                                          return page < a.first;
+                                        }),
+                       Allocation{*first, pages, placement});
   for (std::size_t i = 0; i < pages; ++i) {
     const std::size_t page = *first + i;
-    home_[page] = detail::home_of(placement, i, pages, runtime_.size());
-    if (home_[page] == rank_) {
+    if (detail::home_of(placement, i, pages, runtime_.size()) == rank_) {
       // Nobody has a copy yet: written freely until someone does.
       state_[page] = PageState::home_exclusive;
       protect(page, 1, PROT_READ | PROT_WRITE);
       exclusive_.push_back(page);
-    } else {
-      state_[page] = PageState::invalid;
     }
   }
   return view(*first);
@@ -461,14 +461,13 @@ void Dsm::Engine::free(void* address) {
   barrier();  // nobody still reads or writes it
   std::lock_guard<std::mutex> guard(mutex_);
   protect(first, *pages, PROT_NONE);
-  for (std::size_t page = first; page < first + *pages; ++page) {
+  for (std::size_t page = first; page < first + *pages; ++page)
     if (cache_.contains(page)) {
       settle_prefetch(page);
       cache_.erase(page);
     }
-    state_[page] = PageState::unallocated;
-    home_[page] = -1;
-  }
+  state_.reset(first, *pages);
+  std::erase_if(allocations_, [&](const Allocation& a) { return a.first == first; });
   // Give the memory back, so a later allocation here starts zeroed.
   region_.discard(first * page_size_, *pages * page_size_);
   sharing_.forget(first, *pages);
@@ -480,7 +479,7 @@ void Dsm::Engine::free(void* address) {
 int Dsm::Engine::home_of(const void* address) const {
   if (!region_.contains(address))
     throw Error(Errc::unregistered, rank_, "Dsm::home_of: address is outside the DSM region");
-  const std::int32_t home = home_[page_of(address)];
+  const int home = home_of_page(page_of(address));
   if (home < 0)
     throw Error(Errc::unregistered, rank_, "Dsm::home_of: address is in no DSM allocation");
   return home;
@@ -499,17 +498,27 @@ void Dsm::Engine::prefetch(const void* address, std::size_t bytes) {
   auto flush_batch = [&] {
     if (count == 0) return;
     fetch_batch(batch_.data(), count, home);
-    for (std::size_t i = 0; i < count; ++i) prefetched_[batch_[i]] = true;
+    for (std::size_t i = 0; i < count; ++i) cache_.entry(batch_[i]).prefetched = true;
     stats_.prefetched += count;
     count = 0;
   };
   for (std::size_t page = page_of(at), last = page_of(at + bytes - 1); page <= last; ++page) {
-    if (state_[page] != PageState::invalid) continue;
-    if (home_[page] != home || count == batch_.size()) flush_batch();
-    home = home_[page];
+    const int page_home = home_of_page(page);
+    if (state_[page] != PageState::invalid || page_home < 0) continue;
+    if (page_home != home || count == batch_.size()) flush_batch();
+    home = page_home;
     batch_[count++] = page;
   }
   flush_batch();
+}
+
+int Dsm::Engine::home_of_page(std::size_t page) const {
+  auto after = std::upper_bound(allocations_.begin(), allocations_.end(), page,
+                                [](std::size_t p, const Allocation& a) { return p < a.first; });
+  if (after == allocations_.begin()) return -1;
+  const Allocation& a = *(after - 1);
+  if (page >= a.first + a.pages) return -1;
+  return detail::home_of(a.placement, page - a.first, a.pages, runtime_.size());
 }
 
 DsmStats Dsm::Engine::stats() {
@@ -520,7 +529,7 @@ DsmStats Dsm::Engine::stats() {
   // Prefetched pages still cached are classified now, without settling them.
   if (track_prefetch_use_)
     cache_.for_each([&](std::size_t page) {
-      if (prefetched_[page])
+      if (cache_.entry(page).prefetched)
         ++(touched_since_mapped(page) ? snapshot.prefetch_used : snapshot.prefetch_unused);
     });
   return snapshot;

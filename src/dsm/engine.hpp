@@ -2,10 +2,11 @@
 // page cache, release (diffs home) and acquire (invalidation by write
 // notices) around barriers and locks.
 //
-// Per-page metadata is dense over the region (state 1 B, home 4 B, twin 4 B,
-// cache slot 4 B, prefetch bit): a page table, like the MMU's, independent of
-// the number of ranks. Everything else is per cached page, per twin, per
-// dirty page or per lock.
+// Metadata follows the pages homed and cached here, never the region times
+// the ranks: the page table (1 byte per page) and the cache index are lazy
+// arrays whose memory appears only where entries are written (pages homed
+// or cached here); homes come from the allocation list by arithmetic; twins,
+// prefetch and pin marks live in the cache's slots.
 #pragma once
 
 #include <atomic>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "fault_handler.hpp"
+#include "lazy_array.hpp"
 #include "lock_table.hpp"
 #include "mpidsm/dsm.hpp"
 #include "page_cache.hpp"
@@ -25,8 +27,7 @@
 namespace mpidsm {
 
 enum class PageState : std::uint8_t {
-  unallocated,     // no allocation covers it: an access is a real crash
-  invalid,         // remote page, not cached: PROT_NONE
+  invalid = 0,     // remote page not cached, or in no allocation: PROT_NONE
   cached,          // remote page, clean copy: PROT_READ
   dirty,           // remote page with a twin: PROT_READ|PROT_WRITE
   home_clean,      // homed here, in place: PROT_READ (a write faults to record a notice)
@@ -85,6 +86,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   void settle_prefetch(std::size_t page);
   bool touched_since_mapped(std::size_t page);
   void record_notice(std::size_t page);
+  // The home rank of a page, or -1 when no allocation covers it.
+  int home_of_page(std::size_t page) const;
   void unpin_all();
   void share_exclusive_pages();
   void exchange_counts(std::int64_t mine, std::vector<std::int64_t>& counts);
@@ -110,13 +113,15 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::int64_t*> mapped_slots_;  // per rank; empty unless all are mapped
   std::vector<std::size_t> exclusive_;       // pages in home_exclusive (and some stale entries)
   detail::PageCache cache_;
-  std::vector<PageState> state_;
-  std::vector<std::int32_t> home_;
-  std::vector<std::int32_t> twin_of_;
-  std::vector<bool> prefetched_;  // mapped by prefetch, not yet known to be used
-  std::vector<bool> pinned_;      // handed to UCX: not evicted before the next synchronisation
-  std::vector<std::size_t> pinned_pages_;
-  std::vector<std::byte> twins_;
+  detail::LazyArray<PageState> state_;
+  struct Allocation {
+    std::size_t first;  // page
+    std::size_t pages;
+    Placement placement;
+  };
+  std::vector<Allocation> allocations_;  // sorted by first page
+  std::vector<std::size_t> pinned_pages_;  // pages with the cache's pinned mark
+  detail::LazyArray<std::byte> twins_;  // memory only for twin slots in use
   std::vector<std::int32_t> free_twins_;
   std::vector<std::size_t> dirty_;               // pages written since the last release
   std::vector<std::int64_t> notices_;            // pages released since the last barrier

@@ -1,13 +1,17 @@
 // The bounded set of remote pages cached on this rank, in least-recently-
-// faulted order. Plain bookkeeping (no memory, no protection): the engine
+// faulted order, with what the engine keeps per cached page (twin, prefetch
+// and pin marks). Plain bookkeeping (no memory, no protection): the engine
 // asks for a slot when it maps a remote page, touches it on every fault, and
 // evicts the oldest page when no slot is free. Sized once, so faults never
 // allocate; cost per operation is O(1) and nothing scans the whole cache.
+// The page-to-slot index is a lazy array: its memory follows cached pages.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "lazy_array.hpp"
 
 namespace mpidsm::detail {
 
@@ -20,7 +24,15 @@ class PageCache {
   std::size_t capacity() const { return slots_.size(); }
   std::size_t size() const { return used_; }
   bool full() const { return used_ == slots_.size(); }
-  bool contains(std::size_t page) const { return slot_of_[page] != none; }
+  bool contains(std::size_t page) const { return slot_of_[page] != 0; }
+
+  // What the engine keeps per cached page; reset when the page leaves.
+  struct Entry {
+    std::int32_t twin = none;  // twin slot while the page is dirty
+    bool prefetched = false;   // mapped by prefetch, use not yet known
+    bool pinned = false;       // handed to UCX until the next synchronisation
+  };
+  Entry& entry(std::size_t page) { return slots_[slot_of_[page] - 1].entry; }
 
   // Adds a page as the most recent one; the cache must not be full.
   void insert(std::size_t page);
@@ -46,12 +58,13 @@ class PageCache {
     std::int64_t page = none;
     std::int32_t prev = none;
     std::int32_t next = none;
+    Entry entry;
   };
   void unlink(std::int32_t slot);
   void push_front(std::int32_t slot);
 
   std::vector<Slot> slots_;
-  std::vector<std::int32_t> slot_of_;  // per region page
+  LazyArray<std::int32_t> slot_of_;  // per region page: slot + 1, 0 when not cached
   std::vector<std::int32_t> free_;
   std::int32_t head_ = none;  // most recent
   std::int32_t tail_ = none;  // least recent

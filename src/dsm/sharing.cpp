@@ -11,7 +11,7 @@ namespace mpidsm::detail {
 SharingRecord::SharingRecord(Transport& transport, std::size_t pages, bool direct_access)
     : transport_(transport),
       memory_(transport.allocate(8 + pages * 4)),
-      known_copied_(pages, false) {
+      known_copied_(pages) {
   // CPU atomics only when every rank's flags are mapped, so they never race
   // atomics a NIC performs.
   const bool direct = direct_access && memory_.all_mapped();
@@ -37,7 +37,7 @@ void SharingRecord::mark_copied(int home, std::size_t first, std::size_t count) 
   std::byte* direct = mapped_[static_cast<std::size_t>(home)];
   for (std::size_t page = first; page < first + count; ++page) {
     if (known_copied_[page]) continue;
-    known_copied_[page] = true;
+    known_copied_[page] = 1;
     std::uint32_t old;
     if (direct)
       old = std::atomic_ref<std::uint32_t>(
@@ -75,7 +75,7 @@ bool SharingRecord::copied(std::size_t page) const {
 
 void SharingRecord::forget(std::size_t first, std::size_t count) {
   std::memset(local_flag(first), 0, count * 4);
-  for (std::size_t page = first; page < first + count; ++page) known_copied_[page] = false;
+  known_copied_.reset(first, count);
 }
 
 }  // namespace mpidsm::detail

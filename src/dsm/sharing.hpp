@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "lazy_array.hpp"
 #include "mpidsm/transport.hpp"
 
 namespace mpidsm::detail {
@@ -46,7 +47,7 @@ class SharingRecord {
   Transport& transport_;
   MemoryRegion memory_;
   std::vector<std::byte*> mapped_;  // per rank, or nullptr: through UCX
-  std::vector<bool> known_copied_;  // per page: this rank already set the flag
+  LazyArray<std::uint8_t> known_copied_;  // per page: this rank already set the flag
   std::uint64_t last_counter_ = 0;
 };
 

@@ -1,0 +1,61 @@
+// A zero-initialised array over the whole DSM region whose memory the kernel
+// provides only where it is written: an anonymous MAP_NORESERVE mapping, so
+// unwritten parts read as zero from the shared zero page. Used for the page
+// table: entries are written only for pages homed or cached here, so the
+// memory behind the table follows those pages, not the size of the region.
+#pragma once
+
+#include <sys/mman.h>
+
+#include <cstddef>
+#include <cstring>
+#include <new>
+#include <type_traits>
+
+namespace mpidsm::detail {
+
+template <class T>
+class LazyArray {
+  static_assert(std::is_trivially_copyable_v<T>, "zero bytes must be a valid T");
+
+ public:
+  explicit LazyArray(std::size_t count) : count_(count) {
+    void* memory = mmap(nullptr, bytes(), PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (memory == MAP_FAILED) throw std::bad_alloc();
+    data_ = static_cast<T*>(memory);
+  }
+  ~LazyArray() { munmap(data_, bytes()); }
+  LazyArray(const LazyArray&) = delete;
+  LazyArray& operator=(const LazyArray&) = delete;
+
+  T& operator[](std::size_t i) { return data_[i]; }
+  const T& operator[](std::size_t i) const { return data_[i]; }
+  std::size_t size() const { return count_; }
+
+  // Back to zero, giving whole pages of the range back to the kernel.
+  void reset(std::size_t first, std::size_t count) {
+    auto* begin = reinterpret_cast<std::byte*>(data_ + first);
+    auto* end = reinterpret_cast<std::byte*>(data_ + first + count);
+    const std::size_t page = 4096;
+    auto* inner_begin = reinterpret_cast<std::byte*>(
+        (reinterpret_cast<std::uintptr_t>(begin) + page - 1) / page * page);
+    auto* inner_end =
+        reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(end) / page * page);
+    if (inner_begin < inner_end) {
+      std::memset(begin, 0, static_cast<std::size_t>(inner_begin - begin));
+      madvise(inner_begin, static_cast<std::size_t>(inner_end - inner_begin), MADV_DONTNEED);
+      std::memset(inner_end, 0, static_cast<std::size_t>(end - inner_end));
+    } else {
+      std::memset(begin, 0, static_cast<std::size_t>(end - begin));
+    }
+  }
+
+ private:
+  std::size_t bytes() const { return count_ * sizeof(T) > 0 ? count_ * sizeof(T) : 1; }
+
+  std::size_t count_;
+  T* data_ = nullptr;
+};
+
+}  // namespace mpidsm::detail
