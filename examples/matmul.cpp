@@ -108,7 +108,6 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < n * n && ok; ++i) ok = c[i] == rc[i] && gathered[i] == rc[i];
     }
     if (!examples::agree_verified(ok, "DSM and MPI-native products")) status = 1;
-    if (runtime.config().dsm_stats) dsm.print_stats(stdout);
     dsm.barrier();
     dsm.free(c);
     dsm.free(b);

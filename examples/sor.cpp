@@ -114,7 +114,6 @@ int main(int argc, char** argv) {
         ok = grid[i] == reference[i] && gathered[i] == reference[i];
     }
     if (!examples::agree_verified(ok, "DSM and MPI-native grids")) status = 1;
-    if (runtime.config().dsm_stats) dsm.print_stats(stdout);
     dsm.barrier();
     dsm.free(grid);
   }
