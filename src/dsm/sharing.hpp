@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "lazy_array.hpp"
-#include "mpidsm/transport.hpp"
+#include "shared_words.hpp"
 
 namespace mpidsm::detail {
 
@@ -26,9 +26,6 @@ class SharingRecord {
  public:
   // Collective.
   SharingRecord(Transport& transport, std::size_t pages, bool direct_access);
-  ~SharingRecord();  // collective
-  SharingRecord(const SharingRecord&) = delete;
-  SharingRecord& operator=(const SharingRecord&) = delete;
 
   // Fetcher side, before reading pages [first, first+count) from `home`.
   void mark_copied(int home, std::size_t first, std::size_t count);
@@ -41,12 +38,9 @@ class SharingRecord {
 
  private:
   static constexpr std::size_t kCounter = 0;  // then the flags, 4 bytes per page
-  std::size_t flag_offset(std::size_t page) const { return 8 + page * 4; }
-  std::uint32_t* local_flag(std::size_t page) const;
+  static std::size_t flag_offset(std::size_t page) { return 8 + page * 4; }
 
-  Transport& transport_;
-  MemoryRegion memory_;
-  std::vector<std::byte*> mapped_;  // per rank, or nullptr: through UCX
+  SharedWords words_;
   LazyArray<std::uint8_t> known_copied_;  // per page: this rank already set the flag
   std::uint64_t last_counter_ = 0;
 };
