@@ -43,6 +43,38 @@ TEST_F(DsmTest, SameAddressOnEveryRankAndHomesFollowPlacement) {
   d.free(block);
 }
 
+TEST_F(DsmTest, FirstTouchMakesTheFirstRankToTouchAPageItsHome) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  const std::size_t per_page = d.page_size() / sizeof(long),
+                    pages = 4 * static_cast<std::size_t>(n);
+  long* data = d.allocate<long>(per_page * pages, Placement::first_touch());
+  EXPECT_EQ(d.home_of(data), -1);  // nobody touched it yet
+  d.barrier();
+  // Rank r writes pages r, r + n, ... first; the last page is only ever read.
+  for (std::size_t p = static_cast<std::size_t>(me); p + 1 < pages;
+       p += static_cast<std::size_t>(n))
+    for (std::size_t i = 0; i < per_page; ++i)
+      data[p * per_page + i] = static_cast<long>(p * 1000 + i);
+  d.barrier();
+  for (std::size_t p = 0; p + 1 < pages; ++p) {
+    EXPECT_EQ(d.home_of(data + p * per_page), static_cast<int>(p % n)) << "page " << p;
+    for (std::size_t i = 0; i < per_page; i += 97)
+      ASSERT_EQ(data[p * per_page + i], static_cast<long>(p * 1000 + i)) << "page " << p;
+  }
+  // Every rank reads the last page at once: exactly one becomes its home and
+  // everyone agrees which.
+  EXPECT_EQ(data[(pages - 1) * per_page], 0);
+  const int home = d.home_of(data + (pages - 1) * per_page);
+  int low = 0, high = 0;
+  MPI_Allreduce(&home, &low, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&home, &high, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(low, high);
+  EXPECT_GE(low, 0);
+  d.barrier();
+  d.free(data);
+}
+
 TEST_F(DsmTest, WritesBeforeABarrierAreSeenByEveryRankAfterIt) {
   Dsm& d = *dsm_;
   const int me = runtime_->rank(), n = runtime_->size();

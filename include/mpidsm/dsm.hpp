@@ -125,8 +125,8 @@ class Dsm {
   void* base() const;
   std::size_t size() const;
   std::size_t page_size() const;
-  // The home rank of the page holding `address` (Errc::unregistered outside
-  // any allocation).
+  // The home rank of the page holding `address`; -1 for a first-touch page
+  // nobody has touched yet (Errc::unregistered outside any allocation).
   int home_of(const void* address) const;
   DsmStats stats() const;
   // Collective: rank 0 prints every rank's statistics as a table on `out`.

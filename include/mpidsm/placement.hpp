@@ -7,7 +7,7 @@ namespace mpidsm {
 
 // How an allocation's pages are spread over the ranks.
 struct Placement {
-  enum class Kind { block, cyclic, on_rank };
+  enum class Kind { block, cyclic, on_rank, first_touch };
   Kind kind = Kind::block;
   std::size_t pages_per_block = 1;  // cyclic: consecutive pages per rank
   int rank = 0;                     // on_rank: the home of every page
@@ -18,6 +18,9 @@ struct Placement {
   static Placement cyclic(std::size_t pages) { return {Kind::cyclic, pages, 0}; }
   // Every page homed on `home`.
   static Placement on(int home) { return {Kind::on_rank, 1, home}; }
+  // Each page homed on the first rank that reads or writes it (one remote
+  // compare-and-swap decides, so concurrent first touches agree).
+  static Placement first_touch() { return {Kind::first_touch, 1, 0}; }
 };
 
 }  // namespace mpidsm

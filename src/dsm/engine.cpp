@@ -37,8 +37,9 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       master_(region_.master_region()),
       locks_(transport_, settings.locks),
       sharing_(transport_, pages_, runtime.config().direct_access),
-      barrier_slots_(transport_.allocate(2 * static_cast<std::size_t>(runtime.size()) *
-                                         sizeof(std::int64_t))),
+      directory_(transport_, pages_, runtime.config().direct_access),
+      barrier_slots_(
+          transport_.allocate(2 * static_cast<std::size_t>(runtime.size()) * sizeof(std::int64_t))),
       cache_(std::min(settings.cache_pages, pages_), pages_),
       state_(pages_),
       twins_(kTwinSlots * page_size_),
@@ -131,14 +132,21 @@ bool Dsm::Engine::resolve(std::size_t page, bool write) {
         mark_dirty(page, PageState::home_dirty);
       }
       return true;
-    case PageState::invalid:
-      if (home_of_page(page) < 0) return false;  // no allocation: a real crash
+    case PageState::invalid: {
+      int home = home_of_page(page);
+      if (home == -1) return false;  // no allocation: a real crash
       ++(write ? stats_.write_faults : stats_.read_faults);
+      if (home == detail::HomeDirectory::undecided) home = directory_.claim(page);
+      if (home == rank_) {  // first touch: this rank's zero page is the master
+        become_home(page);
+        return true;
+      }
       // A write miss gets its twin before the view becomes writable (one
       // mprotect), so no other thread's write can slip in before the twin.
       fetch(page, write);
       if (write) make_twin(page);
       return true;
+    }
     case PageState::cached:
       if (write) {
         ++stats_.write_faults;
@@ -173,9 +181,7 @@ void Dsm::Engine::fetch(std::size_t page, bool for_write) {
   if (ahead > 0 && page == stream_next_)
     count = detail::select_prefetch(
         page, pages_, ahead, max_checking_pages_,
-        [&](std::size_t q) {
-          return state_[q] == PageState::invalid && home_of_page(q) == home;
-        },
+        [&](std::size_t q) { return state_[q] == PageState::invalid && home_of_page(q) == home; },
         batch_.data());
   fetch_batch(batch_.data(), count, home);
   stream_next_ = batch_[count - 1] + 1;
@@ -232,8 +238,8 @@ void Dsm::Engine::make_room() {
   // Pinned pages, and pages of the batch being fetched (still invalid), are
   // skipped (made recent). make_accessible and fetch keep them fewer than the
   // capacity, so a victim exists; the bound only guards that promise.
-  for (std::size_t tries = 0; cache_.entry(cache_.oldest()).pinned ||
-                              state_[cache_.oldest()] == PageState::invalid;
+  for (std::size_t tries = 0;
+       cache_.entry(cache_.oldest()).pinned || state_[cache_.oldest()] == PageState::invalid;
        ++tries) {
     if (tries == cache_.capacity())
       throw Error(Errc::no_memory, rank_,
@@ -431,20 +437,12 @@ void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {
         "Dsm::allocate: " + std::to_string(bytes) +
             " bytes do not fit the DSM region (MPIDSM_DSM_SIZE=" + std::to_string(region_.size()) +
             ", largest free " + std::to_string(allocator_.largest_free() * page_size_) + " bytes)");
-  allocations_.insert(std::upper_bound(allocations_.begin(), allocations_.end(), *first,
-                                        [](std::size_t page, const Allocation& a) {
-                                          return page < a.first;
-                                        }),
-                       Allocation{*first, pages, placement});
-  for (std::size_t i = 0; i < pages; ++i) {
-    const std::size_t page = *first + i;
-    if (detail::home_of(placement, i, pages, runtime_.size()) == rank_) {
-      // Nobody has a copy yet: written freely until someone does.
-      state_[page] = PageState::home_exclusive;
-      protect(page, 1, PROT_READ | PROT_WRITE);
-      exclusive_.push_back(page);
-    }
-  }
+  allocations_.insert(
+      std::upper_bound(allocations_.begin(), allocations_.end(), *first,
+                       [](std::size_t page, const Allocation& a) { return page < a.first; }),
+      Allocation{*first, pages, placement});
+  for (std::size_t i = 0; i < pages; ++i)
+    if (detail::home_of(placement, i, pages, runtime_.size()) == rank_) become_home(*first + i);
   return view(*first);
 }
 
@@ -471,17 +469,24 @@ void Dsm::Engine::free(void* address) {
   // Give the memory back, so a later allocation here starts zeroed.
   region_.discard(first * page_size_, *pages * page_size_);
   sharing_.forget(first, *pages);
+  directory_.forget(first, *pages);
   std::erase_if(exclusive_,
                 [&](std::size_t page) { return page >= first && page < first + *pages; });
   allocator_.free(first);
 }
 
-int Dsm::Engine::home_of(const void* address) const {
+int Dsm::Engine::home_of(const void* address) {
   if (!region_.contains(address))
     throw Error(Errc::unregistered, rank_, "Dsm::home_of: address is outside the DSM region");
-  const int home = home_of_page(page_of(address));
-  if (home < 0)
+  std::lock_guard<std::mutex> guard(mutex_);
+  const std::size_t page = page_of(address);
+  const int home = home_of_page(page);
+  if (home == -1)
     throw Error(Errc::unregistered, rank_, "Dsm::home_of: address is in no DSM allocation");
+  if (home == detail::HomeDirectory::undecided) {
+    const int recorded = directory_.look_up(page);
+    return recorded == detail::HomeDirectory::undecided ? -1 : recorded;
+  }
   return home;
 }
 
@@ -512,13 +517,22 @@ void Dsm::Engine::prefetch(const void* address, std::size_t bytes) {
   flush_batch();
 }
 
+// Nobody has a copy of a page that just became this rank's: it is written
+// freely until someone does.
+void Dsm::Engine::become_home(std::size_t page) {
+  state_[page] = PageState::home_exclusive;
+  protect(page, 1, PROT_READ | PROT_WRITE);
+  exclusive_.push_back(page);
+}
+
 int Dsm::Engine::home_of_page(std::size_t page) const {
   auto after = std::upper_bound(allocations_.begin(), allocations_.end(), page,
                                 [](std::size_t p, const Allocation& a) { return p < a.first; });
   if (after == allocations_.begin()) return -1;
   const Allocation& a = *(after - 1);
   if (page >= a.first + a.pages) return -1;
-  return detail::home_of(a.placement, page - a.first, a.pages, runtime_.size());
+  const int home = detail::home_of(a.placement, page - a.first, a.pages, runtime_.size());
+  return home == detail::decided_at_first_touch ? directory_.known(page) : home;
 }
 
 DsmStats Dsm::Engine::stats() {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fault_handler.hpp"
+#include "home_directory.hpp"
 #include "lazy_array.hpp"
 #include "lock_table.hpp"
 #include "mpidsm/dsm.hpp"
@@ -50,7 +51,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   void lock(std::size_t id);
   void unlock(std::size_t id);
   void prefetch(const void* address, std::size_t bytes);
-  int home_of(const void* address) const;
+  int home_of(const void* address);
   DsmStats stats();
   void print_stats(std::FILE* out);
 
@@ -86,8 +87,10 @@ class Dsm::Engine final : public detail::FaultTarget {
   void settle_prefetch(std::size_t page);
   bool touched_since_mapped(std::size_t page);
   void record_notice(std::size_t page);
-  // The home rank of a page, or -1 when no allocation covers it.
+  // The home rank of a page, -1 when no allocation covers it, or
+  // HomeDirectory::undecided for a first-touch page this rank has not seen homed.
   int home_of_page(std::size_t page) const;
+  void become_home(std::size_t page);
   void unpin_all();
   void share_exclusive_pages();
   void exchange_counts(std::int64_t mine, std::vector<std::int64_t>& counts);
@@ -109,6 +112,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::byte*> mapped_master_;
   detail::LockTable locks_;
   detail::SharingRecord sharing_;
+  detail::HomeDirectory directory_;          // homes of first-touch pages
   MemoryRegion barrier_slots_;               // two int64 per rank: notice counts by barrier parity
   std::vector<std::int64_t*> mapped_slots_;  // per rank; empty unless all are mapped
   std::vector<std::size_t> exclusive_;       // pages in home_exclusive (and some stale entries)
@@ -119,9 +123,9 @@ class Dsm::Engine final : public detail::FaultTarget {
     std::size_t pages;
     Placement placement;
   };
-  std::vector<Allocation> allocations_;  // sorted by first page
+  std::vector<Allocation> allocations_;    // sorted by first page
   std::vector<std::size_t> pinned_pages_;  // pages with the cache's pinned mark
-  detail::LazyArray<std::byte> twins_;  // memory only for twin slots in use
+  detail::LazyArray<std::byte> twins_;     // memory only for twin slots in use
   std::vector<std::int32_t> free_twins_;
   std::vector<std::size_t> dirty_;               // pages written since the last release
   std::vector<std::int64_t> notices_;            // pages released since the last barrier

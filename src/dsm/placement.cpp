@@ -6,6 +6,8 @@ int home_of(const Placement& placement, std::size_t page, std::size_t pages, int
   switch (placement.kind) {
     case Placement::Kind::on_rank:
       return placement.rank;
+    case Placement::Kind::first_touch:
+      return decided_at_first_touch;
     case Placement::Kind::cyclic:
       return static_cast<int>((page / placement.pages_per_block) % static_cast<std::size_t>(ranks));
     case Placement::Kind::block: {

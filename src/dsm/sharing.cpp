@@ -29,8 +29,7 @@ bool SharingRecord::new_copies_since_last_check() {
 }
 
 bool SharingRecord::copied(std::size_t page) const {
-  return std::atomic_ref<std::uint32_t>(words_.local<std::uint32_t>(flag_offset(page))).load() !=
-         0;
+  return std::atomic_ref<std::uint32_t>(words_.local<std::uint32_t>(flag_offset(page))).load() != 0;
 }
 
 void SharingRecord::forget(std::size_t first, std::size_t count) {
