@@ -3,6 +3,8 @@
 // barrier), lock objects, and misuse reported on the right ranks.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <mutex>
 
@@ -133,6 +135,32 @@ TEST_F(DsmTest, NestedLocksCarryTheInnerWritesToTheOuterLock) {
   EXPECT_EQ(*value, n);
   d.barrier();
   d.free(value);
+}
+
+TEST_F(DsmTest, WaitersGetTheLockInTheOrderTheyQueued) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 3) GTEST_SKIP() << "needs two waiters";
+  constexpr std::size_t kLock = 900;
+  auto* order = d.allocate<int>(static_cast<std::size_t>(n) + 1, Placement::on(0));
+  d.barrier();
+  // Rank 0 holds the lock while ranks n-1, n-2, ..., 1 queue one after the
+  // other, 100 ms apart (the opposite of rank order, so rank order cannot
+  // pass by chance). Each holder appends its rank.
+  if (me == 0) d.lock(kLock);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me != 0) usleep(static_cast<useconds_t>(100000 * (n - me)));
+  if (me == 0) usleep(static_cast<useconds_t>(100000 * n));
+  if (me != 0) d.lock(kLock);
+  order[1 + order[0]] = me;
+  order[0] += 1;
+  d.unlock(kLock);
+  d.barrier();
+  ASSERT_EQ(order[0], n);
+  EXPECT_EQ(order[1], 0);
+  for (int k = 1; k < n; ++k) EXPECT_EQ(order[1 + k], n - k) << "position " << k;
+  d.barrier();
+  d.free(order);
 }
 
 TEST_F(DsmTest, LockMisuseIsAClearErrorAndLeavesTheDsmUsable) {
