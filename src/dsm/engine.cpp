@@ -150,7 +150,7 @@ bool Dsm::Engine::resolve(std::size_t page, bool write) {
     case PageState::cached:
       if (write) {
         ++stats_.write_faults;
-        settle_prefetch(page);
+        settle_prefetch(page, true);
         cache_.touch(page);
         make_twin(page);
       }
@@ -313,14 +313,9 @@ void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
 // as diffs, one flush per home; home pages are already there) and becomes a
 // write notice.
 void Dsm::Engine::release() {
-  // Home pages nobody has copied need no notice: they stay writable.
-  const bool new_copies = sharing_.new_copies_since_last_check();
-  for (std::size_t page : dirty_)
-    if (state_[page] == PageState::home_dirty && !sharing_.copied(page)) {
-      state_[page] = PageState::home_exclusive;
-      exclusive_.push_back(page);
-    }
-  if (new_copies) share_exclusive_pages();
+  // Home pages nobody has copied (home_exclusive) need no notice, unless a
+  // first copy of one happened since the last release.
+  if (sharing_.new_copies_since_last_check()) share_exclusive_pages();
   // A page may be listed twice, or no longer be dirty (written back early,
   // invalidated): only pages still dirty count.
   auto is_dirty = [&](std::size_t page) {
@@ -391,13 +386,14 @@ void Dsm::Engine::invalidate_all_cached() {
   cache_.for_each([&](std::size_t page) { invalidate(page); });
 }
 
-// A prefetched page leaving the cache (or written) is counted as used when
-// the application's view of it has a page-table entry, i.e. was touched.
-void Dsm::Engine::settle_prefetch(std::size_t page) {
+// A prefetched page leaving the cache is counted as used when the
+// application's view of it has a page-table entry, i.e. was touched; one
+// being written is used by definition.
+void Dsm::Engine::settle_prefetch(std::size_t page, bool written) {
   if (!cache_.contains(page) || !cache_.entry(page).prefetched) return;
   cache_.entry(page).prefetched = false;
   if (!track_prefetch_use_) return;
-  ++(touched_since_mapped(page) ? stats_.prefetch_used : stats_.prefetch_unused);
+  ++(written || touched_since_mapped(page) ? stats_.prefetch_used : stats_.prefetch_unused);
 }
 
 bool Dsm::Engine::touched_since_mapped(std::size_t page) {

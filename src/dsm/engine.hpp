@@ -84,7 +84,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   void flush_written_homes();
   void invalidate(std::size_t page);
   void invalidate_all_cached();
-  void settle_prefetch(std::size_t page);
+  void settle_prefetch(std::size_t page, bool written = false);
   bool touched_since_mapped(std::size_t page);
   void record_notice(std::size_t page);
   // The home rank of a page, -1 when no allocation covers it, or
