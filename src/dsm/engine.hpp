@@ -93,6 +93,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   void become_home(std::size_t page);
   void unpin_all();
   void share_exclusive_pages();
+  void check_lock_id(std::size_t id, const char* operation) const;
   void exchange_counts(std::int64_t mine, std::vector<std::int64_t>& counts);
 
   Runtime& runtime_;

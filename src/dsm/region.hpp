@@ -34,7 +34,7 @@ class DsmRegion {
   std::byte* master() const { return master_; }  // read-write, registered with UCX
   const MemoryRegion& master_region() const { return master_region_; }
   std::size_t size() const { return size_; }
-  // Drops the memory of pages [first, first+count) so they read as zero again.
+  // Drops the memory of [offset, offset+bytes) of the region so it reads as zero again.
   void discard(std::size_t offset, std::size_t bytes);
   bool contains(const void* address) const {
     auto* at = static_cast<const std::byte*>(address);

@@ -113,11 +113,15 @@ void Dsm::Engine::exchange_counts(std::int64_t mine, std::vector<std::int64_t>& 
   counts[me] = mine;
 }
 
-void Dsm::Engine::lock(std::size_t id) {
+void Dsm::Engine::check_lock_id(std::size_t id, const char* operation) const {
   if (id >= locks_.count())
     throw Error(Errc::out_of_range, rank_,
-                "Dsm::lock: lock id " + std::to_string(id) +
+                std::string(operation) + ": lock id " + std::to_string(id) +
                     " is not below MPIDSM_LOCKS=" + std::to_string(locks_.count()));
+}
+
+void Dsm::Engine::lock(std::size_t id) {
+  check_lock_id(id, "Dsm::lock");
   {
     std::lock_guard<std::mutex> guard(mutex_);
     if (held_[id])
@@ -149,10 +153,7 @@ void Dsm::Engine::lock(std::size_t id) {
 }
 
 void Dsm::Engine::unlock(std::size_t id) {
-  if (id >= locks_.count())
-    throw Error(Errc::out_of_range, rank_,
-                "Dsm::unlock: lock id " + std::to_string(id) +
-                    " is not below MPIDSM_LOCKS=" + std::to_string(locks_.count()));
+  check_lock_id(id, "Dsm::unlock");
   {
     std::lock_guard<std::mutex> guard(mutex_);
     if (!held_[id] || held_count_ == 0)
