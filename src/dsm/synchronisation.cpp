@@ -77,8 +77,12 @@ void Dsm::Engine::barrier() {
     }
   }
   // Every notice up to here has reached every rank: lock logs start afresh.
-  epoch_.fetch_add(1, std::memory_order_relaxed);
-  barrier_ticks_.fetch_add(detail::TickClock::now() - start, std::memory_order_relaxed);
+  // Only the barrier writes these (relaxed store, no locked instruction);
+  // lock() and stats() read them.
+  epoch_.store(epoch_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  barrier_ticks_.store(
+      barrier_ticks_.load(std::memory_order_relaxed) + (detail::TickClock::now() - start),
+      std::memory_order_relaxed);
 }
 
 // The count exchange that is also the barrier. When every rank's slots are
