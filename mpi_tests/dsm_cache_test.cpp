@@ -43,6 +43,23 @@ TEST_F(DsmTest, DirtyPagesEvictedFromTheCacheLoseNothing) {
   d.free(data);
 }
 
+TEST_F(DsmTest, MoreWrittenPagesThanTwinsInOneIntervalLoseNothing) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  // 1100 pages written between two barriers, homed on the next rank: more than
+  // the 1024 twins, so written pages go home early and twins are reused.
+  const std::size_t per_page = d.page_size() / sizeof(int), pages = 1100;
+  int* data = d.allocate<int>(per_page * pages * static_cast<std::size_t>(n), Placement::block());
+  int* next = data + per_page * pages * static_cast<std::size_t>((me + 1) % n);
+  for (std::size_t p = 0; p < pages; ++p) next[p * per_page + 1] = me + 1;
+  d.barrier();
+  const int writer = (me + n - 1) % n;
+  int* mine = data + per_page * pages * static_cast<std::size_t>(me);
+  for (std::size_t p = 0; p < pages; ++p) ASSERT_EQ(mine[p * per_page + 1], writer + 1) << p;
+  d.barrier();
+  d.free(data);
+}
+
 TEST_F(DsmTest, PrefetchedPagesAreCorrectAndInvalidatedLikeAnyOther) {
   Dsm& d = *dsm_;
   const int me = runtime_->rank();

@@ -163,6 +163,36 @@ TEST_F(DsmTest, WaitersGetTheLockInTheOrderTheyQueued) {
   d.free(order);
 }
 
+TEST_F(DsmTest, ACriticalSectionWritingMorePagesThanTheLogKeepsIsStillSeen) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  // 200 pages written under one lock: more notices than a lock's ring keeps,
+  // so the next holder must drop its whole cache, and still read right.
+  const std::size_t per_page = d.page_size() / sizeof(int), pages = 200;
+  int* data = d.allocate<int>(per_page * pages, Placement::on(n - 1));
+  constexpr std::size_t kLock = 11;
+  long sum = 0;
+  for (std::size_t p = 0; p < pages; ++p) sum += data[p * per_page];  // cached everywhere
+  ASSERT_EQ(sum, 0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const DsmStats before = d.stats();
+  if (me == 0) {
+    d.lock(kLock);
+    for (std::size_t p = 0; p < pages; ++p) data[p * per_page] = static_cast<int>(p) + 1;
+    d.unlock(kLock);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // orders the critical sections only
+  if (me != 0) {
+    d.lock(kLock);
+    for (std::size_t p = 0; p < pages; ++p)
+      ASSERT_EQ(data[p * per_page], static_cast<int>(p) + 1) << "page " << p;
+    d.unlock(kLock);
+    EXPECT_GT(d.stats().lock_log_overflows, before.lock_log_overflows);
+  }
+  d.barrier();
+  d.free(data);
+}
+
 TEST_F(DsmTest, LockMisuseIsAClearErrorAndLeavesTheDsmUsable) {
   Dsm& d = *dsm_;
   const int me = runtime_->rank();
