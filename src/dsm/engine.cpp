@@ -455,15 +455,26 @@ void Dsm::Engine::free(void* address) {
   barrier();  // nobody still reads or writes it
   std::lock_guard<std::mutex> guard(mutex_);
   protect(first, *pages, PROT_NONE);
-  for (std::size_t page = first; page < first + *pages; ++page)
+  // A later allocation here must read as zero. On one node the memory goes
+  // back to the kernel. Where a NIC may have it registered (pinned), pages
+  // are kept and every page this rank homed or fetched is zeroed instead: a
+  // fresh page behind a registration would no longer be the one remote puts
+  // reach.
+  const bool give_back = master_.all_mapped();
+  for (std::size_t page = first; page < first + *pages; ++page) {
     if (cache_.contains(page)) {
       settle_prefetch(page);
       cache_.erase(page);
     }
+    const bool homed_here = state_[page] == PageState::home_clean ||
+                            state_[page] == PageState::home_dirty ||
+                            state_[page] == PageState::home_exclusive;
+    if (!give_back && (homed_here || sharing_.fetched_here(page)))
+      std::memset(master(page), 0, page_size_);
+  }
+  if (give_back) region_.discard(first * page_size_, *pages * page_size_);
   state_.reset(first, *pages);
   std::erase_if(allocations_, [&](const Allocation& a) { return a.first == first; });
-  // Give the memory back, so a later allocation here starts zeroed.
-  region_.discard(first * page_size_, *pages * page_size_);
   sharing_.forget(first, *pages);
   directory_.forget(first, *pages);
   std::erase_if(exclusive_,

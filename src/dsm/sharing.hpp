@@ -30,6 +30,9 @@ class SharingRecord {
   // Fetcher side, before reading pages [first, first+count) from `home`.
   void mark_copied(int home, std::size_t first, std::size_t count);
 
+  // Whether this rank ever fetched `page` (its local copy holds data).
+  bool fetched_here(std::size_t page) const { return known_copied_[page] != 0; }
+
   // Home side: true when some first fetch happened since the last call.
   bool new_copies_since_last_check();
   bool copied(std::size_t page) const;  // a page homed here
