@@ -32,7 +32,8 @@ struct DsmStats {
   // Prefetched pages the application touched, and those it did not (counted
   // when they leave the cache). Tracked only with statistics on
   // (MPIDSM_STATS=1, DsmSettings::print_stats): telling them apart costs a
-  // minor page fault per used page.
+  // minor page fault per used page. "Used" is an upper bound: the kernel may
+  // map a neighbour of a touched page along with it (fault-around).
   std::uint64_t prefetch_used = 0;
   std::uint64_t prefetch_unused = 0;
   std::uint64_t evictions = 0;  // pages dropped to respect MPIDSM_CACHE_PAGES
