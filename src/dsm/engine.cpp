@@ -38,8 +38,9 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       locks_(transport_, settings.locks),
       sharing_(transport_, pages_, runtime.config().direct_access),
       directory_(transport_, pages_, runtime.config().direct_access),
-      barrier_slots_(
-          transport_.allocate(2 * static_cast<std::size_t>(runtime.size()) * sizeof(std::int64_t))),
+      barrier_slots_(transport_,
+                     2 * static_cast<std::size_t>(runtime.size()) * sizeof(std::int64_t),
+                     runtime.config().direct_access),
       cache_(std::min(settings.cache_pages, pages_), pages_),
       state_(pages_),
       twins_(kTwinSlots * page_size_),
@@ -56,9 +57,6 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   for (int peer = 0; peer < runtime.size(); ++peer)
     mapped_master_.push_back(
         runtime.config().direct_access ? static_cast<std::byte*>(master_.mapped(peer)) : nullptr);
-  if (runtime.config().direct_access && barrier_slots_.all_mapped())
-    for (int peer = 0; peer < runtime.size(); ++peer)
-      mapped_slots_.push_back(static_cast<std::int64_t*>(barrier_slots_.mapped(peer)));
   pagemap_fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   detail::register_fault_range(region_.view(), region_.size(), this);
 }
@@ -66,11 +64,6 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
 Dsm::Engine::~Engine() {
   detail::unregister_fault_range(region_.view());
   if (pagemap_fd_ >= 0) close(pagemap_fd_);
-  try {
-    transport_.deregister(barrier_slots_);
-  } catch (const Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-  }
 }
 
 void Dsm::Engine::protect(std::size_t page, std::size_t count, int protection) {

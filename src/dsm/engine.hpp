@@ -113,10 +113,10 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::byte*> mapped_master_;
   detail::LockTable locks_;
   detail::SharingRecord sharing_;
-  detail::HomeDirectory directory_;          // homes of first-touch pages
-  MemoryRegion barrier_slots_;               // two int64 per rank: notice counts by barrier parity
-  std::vector<std::int64_t*> mapped_slots_;  // per rank; empty unless all are mapped
-  std::vector<std::size_t> exclusive_;       // pages in home_exclusive (and some stale entries)
+  detail::HomeDirectory directory_;  // homes of first-touch pages
+  // Per rank, 2 x ranks int64: the notice counts peers pushed, by barrier parity.
+  detail::SharedWords barrier_slots_;
+  std::vector<std::size_t> exclusive_;  // pages in home_exclusive (and some stale entries)
   detail::PageCache cache_;
   detail::LazyArray<PageState> state_;
   struct Allocation {

@@ -23,14 +23,14 @@ SharedWords::~SharedWords() {
 }
 
 std::uint32_t SharedWords::swap32(int rank, std::size_t offset, std::uint32_t value) {
-  if (mapped_.empty())
+  if (!direct())
     return transport_.atomic_fetch<std::uint32_t>(AtomicOp::swap, rank, memory_, offset, value);
   return std::atomic_ref<std::uint32_t>(mapped<std::uint32_t>(rank, offset)).exchange(value);
 }
 
 std::uint32_t SharedWords::compare_swap32(int rank, std::size_t offset, std::uint32_t expected,
                                           std::uint32_t desired) {
-  if (mapped_.empty())
+  if (!direct())
     return transport_.atomic_fetch<std::uint32_t>(AtomicOp::compare_swap, rank, memory_, offset,
                                                   desired, expected);
   std::atomic_ref<std::uint32_t>(mapped<std::uint32_t>(rank, offset))
@@ -39,13 +39,13 @@ std::uint32_t SharedWords::compare_swap32(int rank, std::size_t offset, std::uin
 }
 
 std::uint32_t SharedWords::load32(int rank, std::size_t offset) {
-  if (mapped_.empty())
+  if (!direct())
     return transport_.atomic_fetch<std::uint32_t>(AtomicOp::add, rank, memory_, offset, 0);
   return std::atomic_ref<std::uint32_t>(mapped<std::uint32_t>(rank, offset)).load();
 }
 
 void SharedWords::add64(int rank, std::size_t offset, std::uint64_t value) {
-  if (mapped_.empty()) {
+  if (!direct()) {
     transport_.atomic_post<std::uint64_t>(AtomicOp::add, rank, memory_, offset, value);
     transport_.flush(rank);
     return;

@@ -33,13 +33,16 @@ class SharedWords {
   T& local(std::size_t offset) const {
     return *reinterpret_cast<T*>(static_cast<std::byte*>(memory_.local_base()) + offset);
   }
-
- private:
+  // True when every rank's words are reachable with loads, stores and CPU
+  // atomics through mapped(); false when only the UCX operations above work.
+  bool direct() const { return !mapped_.empty(); }
+  // Another rank's word, when direct().
   template <class T>
   T& mapped(int rank, std::size_t offset) const {
     return *reinterpret_cast<T*>(mapped_[static_cast<std::size_t>(rank)] + offset);
   }
 
+ private:
   Transport& transport_;
   MemoryRegion memory_;
   std::vector<std::byte*> mapped_;  // per rank; empty: through UCX

@@ -94,7 +94,7 @@ void Dsm::Engine::barrier() {
 // in the next barrier never overwrites a count a slower rank is still reading.
 void Dsm::Engine::exchange_counts(std::int64_t mine, std::vector<std::int64_t>& counts) {
   MPI_Comm comm = runtime_.comm();
-  if (mapped_slots_.empty()) {
+  if (!barrier_slots_.direct()) {
     detail::check_mpi(rank_, "MPI_Allgather in Dsm::barrier",
                       MPI_Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm));
     return;
@@ -102,15 +102,16 @@ void Dsm::Engine::exchange_counts(std::int64_t mine, std::vector<std::int64_t>& 
   const std::size_t ranks = counts.size();
   const std::size_t base = (exchanges_++ % 2) * ranks;
   const auto me = static_cast<std::size_t>(rank_);
+  auto slot_offset = [&](std::size_t writer) { return (base + writer) * sizeof(std::int64_t); };
   if (mine != 0)
     for (std::size_t r = 0; r < ranks; ++r)
       if (r != me)
-        std::atomic_ref<std::int64_t>(mapped_slots_[r][base + me])
+        std::atomic_ref<std::int64_t>(
+            barrier_slots_.mapped<std::int64_t>(static_cast<int>(r), slot_offset(me)))
             .store(mine, std::memory_order_release);
   detail::check_mpi(rank_, "MPI_Barrier in Dsm::barrier", MPI_Barrier(comm));
-  std::int64_t* own = mapped_slots_[me] + base;
   for (std::size_t r = 0; r < ranks; ++r) {
-    std::atomic_ref<std::int64_t> slot(own[r]);
+    std::atomic_ref<std::int64_t> slot(barrier_slots_.local<std::int64_t>(slot_offset(r)));
     counts[r] = slot.load(std::memory_order_acquire);
     if (counts[r] != 0) slot.store(0, std::memory_order_relaxed);
   }
