@@ -136,7 +136,7 @@ bool Dsm::Engine::resolve(std::size_t page, bool write) {
       }
       // A write miss gets its twin before the view becomes writable (one
       // mprotect), so no other thread's write can slip in before the twin.
-      fetch(page, write);
+      fetch(page, home, write);
       if (write) make_twin(page);
       return true;
     }
@@ -156,8 +156,7 @@ bool Dsm::Engine::resolve(std::size_t page, bool write) {
   return false;
 }
 
-void Dsm::Engine::fetch(std::size_t page, bool for_write) {
-  const int home = home_of_page(page);
+void Dsm::Engine::fetch(std::size_t page, int home, bool for_write) {
   std::size_t count = 1;
   batch_[0] = page;
   if (for_write) {  // prefetch serves read misses only

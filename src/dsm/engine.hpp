@@ -73,7 +73,7 @@ class Dsm::Engine final : public detail::FaultTarget {
 
   // All below: the caller holds mutex_.
   bool resolve(std::size_t page, bool write);
-  void fetch(std::size_t page, bool for_write);
+  void fetch(std::size_t page, int home, bool for_write);
   // map: make the view readable (false when the caller makes it writable).
   void fetch_batch(const std::size_t* pages, std::size_t count, int home, bool map = true);
   void make_room();
