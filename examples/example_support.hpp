@@ -44,7 +44,7 @@ inline double median(std::vector<double> v) {
 }
 
 // Rank 0 prints "<what>: DSM x s (rate), MPI y s (rate), DSM/MPI z" with the
-// medians; rate_per_second converts seconds to the unit named by `rate_unit`.
+// medians; the rate is `work` per second, in the unit named by `rate_unit`.
 inline void report(const char* what, const std::vector<double>& dsm, const std::vector<double>& mpi,
                    double work, const char* rate_unit) {
   int rank = 0;

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <type_traits>
@@ -37,7 +39,9 @@ class LazyArray {
   void reset(std::size_t first, std::size_t count) {
     auto* begin = reinterpret_cast<std::byte*>(data_ + first);
     auto* end = reinterpret_cast<std::byte*>(data_ + first + count);
-    const std::size_t page = 4096;
+    // madvise needs the system's page size: with a guess too small, it fails
+    // on larger pages and the middle of the range would keep its values.
+    static const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
     auto* inner_begin = reinterpret_cast<std::byte*>(
         (reinterpret_cast<std::uintptr_t>(begin) + page - 1) / page * page);
     auto* inner_end =
