@@ -1,6 +1,7 @@
 #include "region.hpp"
 
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -27,6 +28,30 @@ void* reserve(void* hint, std::size_t size, bool fixed) {
     return nullptr;
   }
   return at;
+}
+
+// mremap straight to the kernel: UCX's memory hooks (libucm) replace the libc
+// wrapper with a four-argument version that drops new_address, so through
+// libc a MREMAP_FIXED call maps somewhere else (address 0 for root) and
+// reports success. The result is compared with the address asked for anyway.
+bool alias_at(void* source, std::size_t size, void* target) {
+  const long at = syscall(SYS_mremap, source, std::size_t{0}, size,
+                          MREMAP_MAYMOVE | MREMAP_FIXED, target);
+  return at != -1 && reinterpret_cast<void*>(at) == target;
+}
+
+// Whether `view` and `master` are one memory: a store through either is
+// seen through the other. Checked on the first page, left zero and PROT_NONE.
+bool same_memory(std::byte* view, std::byte* master, std::size_t page) {
+  if (mprotect(view, page, PROT_READ | PROT_WRITE) != 0) return false;
+  auto* through_view = reinterpret_cast<volatile std::uint64_t*>(view);
+  auto* through_master = reinterpret_cast<volatile std::uint64_t*>(master);
+  *through_view = 0x6d706964736d0001;
+  const bool view_to_master = *through_master == 0x6d706964736d0001;
+  *through_master = 0x6d706964736d0002;
+  const bool master_to_view = *through_view == 0x6d706964736d0002;
+  *through_master = 0;
+  return mprotect(view, page, PROT_NONE) == 0 && view_to_master && master_to_view;
 }
 
 }  // namespace
@@ -77,7 +102,7 @@ DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size)
     throw;
   }
   master_ = static_cast<std::byte*>(master_region_.local_base());
-  int shared = mremap(master_, 0, size, MREMAP_MAYMOVE | MREMAP_FIXED, view_) != MAP_FAILED;
+  int shared = alias_at(master_, size, view_);
   int all_shared = 0;
   check_mpi(rank, "MPI_Allreduce", MPI_Allreduce(&shared, &all_shared, 1, MPI_INT, MPI_MIN, comm));
   if (!all_shared) {
@@ -94,12 +119,16 @@ DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size)
       throw;
     }
   }
-  if (mprotect(view_, size, PROT_NONE) != 0 ||
-      mprotect(view_, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), PROT_READ) != 0 ||
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  if (mprotect(view_, size, PROT_NONE) != 0 || mprotect(view_, page, PROT_READ) != 0 ||
       mprotect(view_, size, PROT_NONE) != 0)
     failure =
         "the application view cannot be protected page by page (huge pages? set "
         "UCX_POSIX_HUGETLB_MODE=n)";
+  else if (!same_memory(view_, master_, page))
+    failure =
+        "the application view and the master copy are not the same memory (a store through "
+        "one is not seen through the other); mapping the region twice failed";
   std::optional<Error> error;
   if (!failure.empty()) error.emplace(Errc::no_memory, rank, "DSM region: " + failure);
   try {
@@ -114,8 +143,11 @@ std::string DsmRegion::map_memfd() {
   fd_ = memfd_create("mpidsm-dsm", MFD_CLOEXEC);
   if (fd_ < 0 || ftruncate(fd_, static_cast<off_t>(size_)) != 0)
     return "memfd of " + std::to_string(size_) + " bytes: " + std::strerror(errno);
-  if (mmap(view_, size_, PROT_NONE, MAP_SHARED | MAP_FIXED, fd_, 0) == MAP_FAILED)
-    return std::string("mapping the application view: ") + std::strerror(errno);
+  void* view = mmap(view_, size_, PROT_NONE, MAP_SHARED | MAP_FIXED, fd_, 0);
+  if (view != view_)
+    return view == MAP_FAILED ? std::string("mapping the application view: ") + std::strerror(errno)
+                              : std::string("mapping the application view: placed at the wrong "
+                                            "address");
   void* master = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (master == MAP_FAILED) return std::string("mapping the master view: ") + std::strerror(errno);
   master_ = static_cast<std::byte*>(master);
