@@ -2,6 +2,7 @@
 // UCX allocated (shared-memory mappable) and on memory the application owns.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -125,6 +126,27 @@ TEST_P(TransportRma, MappedPointerIsTheSameMemory) {
     }
   }
   t.barrier();
+}
+
+// Over tcp UCX allocates from the heap, so a region may reuse the bytes of
+// one just freed: a zeroed allocation must still read 0 everywhere, on every
+// rank, before anyone writes it (the DSM's lock table and page records rely
+// on that).
+TEST(TransportAllocate, ZeroedMemoryReadsZeroEvenWhereRecycled) {
+  Runtime runtime(MPI_COMM_WORLD);
+  Transport& t = runtime.transport();
+  constexpr std::size_t kBytes = 64 << 10;  // below malloc's mmap threshold
+  for (int round = 0; round < 4; ++round) {
+    MemoryRegion dirty = t.allocate(kBytes);
+    std::memset(dirty.local_base(), 0xBE, kBytes);
+    t.deregister(dirty);
+    MemoryRegion fresh = t.allocate(kBytes, true);
+    const auto* bytes = static_cast<const std::uint8_t*>(fresh.local_base());
+    std::size_t nonzero = 0;
+    for (std::size_t i = 0; i < kBytes; ++i) nonzero += bytes[i] != 0;
+    EXPECT_EQ(nonzero, 0u) << "round " << round;
+    t.deregister(fresh);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Memory, TransportRma, ::testing::Values(true, false),

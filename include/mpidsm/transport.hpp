@@ -165,7 +165,9 @@ class Transport {
   MemoryRegion register_memory(void* base, std::size_t size);
   // Lets UCX allocate `size` bytes on every rank, in memory peers on the same
   // node can map (shared memory), which makes the load/store fast path possible.
-  MemoryRegion allocate(std::size_t size);
+  // With `zeroed`, every byte reads 0 before any peer can reach the memory
+  // (without a shared-memory transport UCX may hand out recycled heap memory).
+  MemoryRegion allocate(std::size_t size, bool zeroed = false);
   void deregister(MemoryRegion& region);
   // The registered region holding a local address and the offset in it; throws
   // Errc::unregistered for an address in no region.

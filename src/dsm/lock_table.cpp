@@ -15,7 +15,7 @@ LockTable::LockTable(Transport& transport, std::size_t locks)
       ranks_(static_cast<std::size_t>(transport.size())),
       me_(static_cast<std::uint64_t>(transport.rank()) + 1),
       nodes_base_((locks + ranks_ - 1) / ranks_ * LockRecordLayout::bytes),
-      memory_(transport.allocate(nodes_base_ + locks * sizeof(QueueNode))),
+      memory_(transport.allocate(nodes_base_ + locks * sizeof(QueueNode), true)),
       seen_epoch_(locks, 0),
       seen_count_(locks, 0) {}
 

@@ -8,7 +8,7 @@
 namespace mpidsm::detail {
 
 SharedWords::SharedWords(Transport& transport, std::size_t bytes, bool direct_access)
-    : transport_(transport), memory_(transport.allocate(bytes)) {
+    : transport_(transport), memory_(transport.allocate(bytes, true)) {
   if (direct_access && memory_.all_mapped())
     for (int peer = 0; peer < transport.size(); ++peer)
       mapped_.push_back(static_cast<std::byte*>(memory_.mapped(peer)));

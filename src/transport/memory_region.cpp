@@ -76,14 +76,15 @@ const detail::RemoteKey& Transport::Impl::remote(const MemoryRegion& region, int
 }
 
 MemoryRegion Transport::register_memory(void* base, std::size_t size) {
-  return impl_->map_region(base, size, false);
+  return impl_->map_region(base, size, false, false);
 }
 
-MemoryRegion Transport::allocate(std::size_t size) {
-  return impl_->map_region(nullptr, size, true);
+MemoryRegion Transport::allocate(std::size_t size, bool zeroed) {
+  return impl_->map_region(nullptr, size, true, zeroed);
 }
 
-MemoryRegion Transport::Impl::map_region(void* base, std::size_t length, bool allocate) {
+MemoryRegion Transport::Impl::map_region(void* base, std::size_t length, bool allocate,
+                                         bool zeroed) {
   // Local part: validate, map, pack. Failures are agreed on before any exchange.
   std::optional<Error> failure;
   ucp_mem_h memh = nullptr;
@@ -108,6 +109,8 @@ MemoryRegion Transport::Impl::map_region(void* base, std::size_t length, bool al
       attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
       status = ucp_mem_query(memh, &attr);
       header = {reinterpret_cast<std::uint64_t>(attr.address), length};
+      // Before the rkey leaves this rank, so no peer can read what was there.
+      if (status == UCS_OK && zeroed) std::memset(attr.address, 0, length);
       if (status == UCS_OK) status = ucp_rkey_pack(context, memh, &rkey_buffer, &rkey_length);
     }
     if (status != UCS_OK) {

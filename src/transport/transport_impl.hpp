@@ -92,7 +92,7 @@ struct Transport::Impl {
   std::uint64_t native_fetch(AtomicOp op, int peer, const detail::RemoteKey& key,
                              std::size_t offset, std::size_t width, std::uint64_t operand,
                              std::uint64_t compare);
-  MemoryRegion map_region(void* base, std::size_t length, bool allocate);
+  MemoryRegion map_region(void* base, std::size_t length, bool allocate, bool zeroed);
   // Validates a receive's arguments and returns the UCX tag and mask it matches.
   std::pair<std::uint64_t, std::uint64_t> receive_match(int source, int tag, const void* buffer,
                                                         std::size_t capacity) const;
