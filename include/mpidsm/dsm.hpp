@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "mpidsm/config.hpp"
 #include "mpidsm/placement.hpp"
@@ -46,6 +47,12 @@ struct DsmStats {
   std::uint64_t lock_log_overflows = 0;  // acquires that had to drop the whole cache
   std::uint64_t barriers = 0;
   std::uint64_t barrier_ns = 0;
+  // Times the view gave its mappings back to stay within the process's
+  // budget of mappings (vm.max_map_count): see docs/consistency.md.
+  std::uint64_t mapping_resets = 0;
+  // Releases that found more new copies of pages homed here than the copy
+  // log holds, and so looked at every page homed here.
+  std::uint64_t copy_log_overflows = 0;
 
   // Name and value of every counter, in declaration order (for tables).
   template <class F>
@@ -66,6 +73,8 @@ struct DsmStats {
     f("lock_log_overflows", lock_log_overflows);
     f("barriers", barriers);
     f("barrier_ns", barrier_ns);
+    f("mapping_resets", mapping_resets);
+    f("copy_log_overflows", copy_log_overflows);
   }
 };
 
@@ -83,6 +92,11 @@ struct DsmSettings {
             config.max_checking_pages, config.dsm_locks,   config.dsm_stats};
   }
 };
+
+// What Dsm::make_accessible guarantees for a range.
+enum class Access { read, read_write };
+
+class DsmAccess;
 
 class Dsm {
  public:
@@ -123,6 +137,18 @@ class Dsm {
   // one batch per home, so later reads do not fault. Not collective.
   void prefetch(const void* address, std::size_t bytes);
 
+  // Makes [address, address+bytes) readable (Access::read) or writable
+  // (Access::read_write) without faults, for as long as the returned handle
+  // lives: the kernel (read(), write(), any system call), MPI and other
+  // libraries may then use the memory, which they cannot while a page
+  // faults (a system call fails with EFAULT instead). Coherence is kept
+  // meanwhile: the range's writes are released at every synchronisation and
+  // other ranks' writes arrive in place. Remote pages of the range stay
+  // cached and count against MPIDSM_CACHE_PAGES (Errc::no_memory when they
+  // would take every slot); Errc::unregistered for memory in no allocation.
+  // Not collective. Release every handle before freeing its allocation.
+  [[nodiscard]] DsmAccess make_accessible(const void* address, std::size_t bytes, Access access);
+
   void* base() const;
   std::size_t size() const;
   std::size_t page_size() const;
@@ -140,6 +166,29 @@ class Dsm {
 
   class Engine;
   std::unique_ptr<Engine> engine_;
+};
+
+// The lifetime of a Dsm::make_accessible range: accessible until release()
+// or destruction. Movable, not copyable.
+class DsmAccess {
+ public:
+  DsmAccess() = default;
+  DsmAccess(DsmAccess&& other) noexcept { *this = std::move(other); }
+  DsmAccess& operator=(DsmAccess&& other) noexcept;
+  DsmAccess(const DsmAccess&) = delete;
+  DsmAccess& operator=(const DsmAccess&) = delete;
+  ~DsmAccess() { release(); }
+  // Ends the access early (pages may fault again); idempotent. Safe after
+  // the Dsm is gone.
+  void release() noexcept;
+  const void* address() const { return address_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  friend class Dsm;
+  DsmAccess(const void* address, std::size_t bytes) : address_(address), bytes_(bytes) {}
+  const void* address_ = nullptr;
+  std::size_t bytes_ = 0;
 };
 
 // A DSM lock as an object (BasicLockable, so std::lock_guard and

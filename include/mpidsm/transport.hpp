@@ -130,10 +130,13 @@ class Request {
  private:
   friend class Transport;
   enum class Kind { send_or_rma, receive };
+  // `pinned` (of `pinned_size` bytes) is DSM memory the operation uses,
+  // unpinned when it completes.
   Request(Transport* transport, void* handle, Kind kind, const char* what, int peer,
-          std::size_t capacity);
+          std::size_t capacity, const void* pinned = nullptr, std::size_t pinned_size = 0);
   bool poll();
   void release() noexcept;
+  void unpin() noexcept;
 
   Transport* transport_ = nullptr;
   void* handle_ = nullptr;  // UCX request; nullptr once complete
@@ -142,6 +145,8 @@ class Request {
   int peer_ = no_rank;
   std::size_t capacity_ = 0;
   MessageInfo message_{};
+  const void* pinned_ = nullptr;
+  std::size_t pinned_size_ = 0;
 };
 
 template <class T>

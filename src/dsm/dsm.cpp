@@ -57,6 +57,34 @@ std::size_t Dsm::lock_count() const {
 void Dsm::prefetch(const void* address, std::size_t bytes) {
   engine_->prefetch(address, bytes);
 }
+DsmAccess Dsm::make_accessible(const void* address, std::size_t bytes, Access access) {
+  if (bytes == 0) return {};
+  const auto* at = static_cast<const std::byte*>(address);
+  const auto* region = static_cast<const std::byte*>(engine_->base());
+  if (at < region || bytes > engine_->size() || at + bytes > region + engine_->size())
+    throw Error(Errc::out_of_range, engine_->rank(),
+                "Dsm::make_accessible: " + std::to_string(bytes) + " bytes at " +
+                    detail::describe_address(address) + " are not inside the DSM region");
+  engine_->pin(address, bytes, access == Access::read_write);
+  return DsmAccess(address, bytes);
+}
+
+DsmAccess& DsmAccess::operator=(DsmAccess&& other) noexcept {
+  if (this != &other) {
+    release();
+    address_ = std::exchange(other.address_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+// Through the fault ranges, not the engine: a no-op once the Dsm is gone.
+void DsmAccess::release() noexcept {
+  if (bytes_ != 0) detail::unpin(address_, bytes_);
+  address_ = nullptr;
+  bytes_ = 0;
+}
+
 void* Dsm::base() const {
   return engine_->base();
 }

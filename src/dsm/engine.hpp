@@ -3,24 +3,31 @@
 // notices) around barriers and locks.
 //
 // Metadata follows the pages homed and cached here, never the region times
-// the ranks: the page table (1 byte per page) and the cache index are lazy
-// arrays whose memory appears only where entries are written (pages homed
-// or cached here); homes come from the allocation list by arithmetic; twins,
-// prefetch and pin marks live in the cache's slots.
+// the ranks: the page table and per-page marks are lazy arrays whose memory
+// appears only where entries are written; homes come from the allocation
+// list by arithmetic; twins and prefetch marks live in the cache's slots.
+//
+// Nothing reached from the fault handler allocates: every list the handler
+// may grow is reserved for the whole region up front (reserved address
+// space; memory only where used), and a page is listed at most once.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <vector>
 
+#include "engine_lock.hpp"
 #include "fault_handler.hpp"
 #include "home_directory.hpp"
 #include "lazy_array.hpp"
 #include "lock_table.hpp"
+#include "mapping_budget.hpp"
 #include "mpidsm/dsm.hpp"
 #include "page_cache.hpp"
 #include "pgas/heap_allocator.hpp"
+#include "protection_map.hpp"
 #include "region.hpp"
 #include "sharing.hpp"
 #include "ticks.hpp"
@@ -31,10 +38,11 @@ enum class PageState : std::uint8_t {
   invalid = 0,     // remote page not cached, or in no allocation: PROT_NONE
   cached,          // remote page, clean copy: PROT_READ
   dirty,           // remote page with a twin: PROT_READ|PROT_WRITE
-  home_clean,      // homed here, in place: PROT_READ (a write faults to record a notice)
-  home_dirty,      // homed here, written this interval: PROT_READ|PROT_WRITE
-  home_exclusive,  // homed here, never copied by another rank: PROT_READ|PROT_WRITE,
+  home_parked,     // homed here, not mapped (PROT_NONE): the next access maps it
+  home_exclusive,  // homed here, no other rank holds a copy: PROT_READ|PROT_WRITE,
                    // writes need no notice (sharing.hpp)
+  home_clean,      // homed here, copied elsewhere: PROT_READ (a write faults to record a notice)
+  home_dirty,      // homed here, copied elsewhere, written this interval: PROT_READ|PROT_WRITE
 };
 
 class Dsm::Engine final : public detail::FaultTarget {
@@ -42,8 +50,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   Engine(Runtime& runtime, const DsmSettings& settings);
   ~Engine();
 
-  bool handle_fault(void* address, bool write) override;
-  void make_accessible(const void* address, std::size_t size, bool write) override;
+  detail::FaultOutcome handle_fault(void* address, detail::FaultAccess access) override;
+  void pin(const void* address, std::size_t size, bool write) override;
+  void unpin(const void* address, std::size_t size) override;
 
   void* allocate(std::size_t bytes, const Placement& placement);
   void free(void* address);
@@ -69,32 +78,59 @@ class Dsm::Engine final : public detail::FaultTarget {
   }
   std::byte* view(std::size_t page) const { return region_.view() + page * page_size_; }
   std::byte* master(std::size_t page) const { return region_.master() + page * page_size_; }
-  void protect(std::size_t page, std::size_t count, int protection);
+  std::byte* twin(std::size_t page) {
+    return &twins_[static_cast<std::size_t>(cache_.entry(page).twin) * page_size_];
+  }
+  bool pinned(std::size_t page) const {
+    return std::atomic_ref<const std::uint32_t>(pins_[page]).load(std::memory_order_acquire) != 0;
+  }
+  static bool is_home(PageState s) { return s >= PageState::home_parked; }
 
-  // All below: the caller holds mutex_.
-  bool resolve(std::size_t page, bool write);
+  // All below: the caller holds mutex_ (an EngineLock).
+  // view.cpp: protection within the mapping budget.
+  void protect(std::size_t page, std::size_t count, int protection);
+  void coalesce(std::size_t keep_first, std::size_t keep_count);
+  // fault_resolution.cpp
+  static int protection_of(PageState state);
+  detail::FaultOutcome resolve(std::size_t page, detail::FaultAccess access);
+  void map_home(std::size_t page, bool write);
   void fetch(std::size_t page, int home, bool for_write);
   // map: make the view readable (false when the caller makes it writable).
   void fetch_batch(const std::size_t* pages, std::size_t count, int home, bool map = true);
-  void make_room();
+  std::size_t cache_room() const;
+  void make_room(std::size_t slots);
+  void drop_cached(std::size_t page);
   void make_twin(std::size_t page);
   void mark_dirty(std::size_t page, PageState state);
+  // coherence.cpp
   void write_diff(std::size_t page, bool already_read_only = false);
+  void release_pinned(std::size_t page);
   void release();
+  void release_home_page(std::size_t page);
+  void take_new_copies();
+  void share_home_page(std::size_t page);
   void flush_written_homes();
   void invalidate(std::size_t page);
+  void refresh_in_place(std::size_t page);
   void invalidate_all_cached();
+  void record_notice(std::size_t page);
+  void fetch_home_copy(std::size_t page, std::byte* into);
   void settle_prefetch(std::size_t page, bool written = false);
   bool touched_since_mapped(std::size_t page);
-  void record_notice(std::size_t page);
+  // engine.cpp
   // The home rank of a page, -1 when no allocation covers it, or
   // HomeDirectory::undecided for a first-touch page this rank has not seen homed.
   int home_of_page(std::size_t page) const;
   void become_home(std::size_t page);
-  void unpin_all();
-  void share_exclusive_pages();
+  void place_homes(std::size_t first, std::size_t pages, const Placement& placement);
+  void forget_allocation(std::size_t first, std::size_t pages);
+  std::size_t pinned_in(std::size_t first, std::size_t pages) const;
+  // synchronisation.cpp
   void check_lock_id(std::size_t id, const char* operation) const;
   void exchange_counts(std::int64_t mine, std::vector<std::int64_t>& counts);
+  void forget_notices(std::vector<std::int64_t>& notices);
+  void record_notice_of_barrier(std::size_t page);
+  void forget_lock_notices(std::size_t count);
 
   Runtime& runtime_;
   Transport& transport_;
@@ -112,29 +148,41 @@ class Dsm::Engine final : public detail::FaultTarget {
   // MPIDSM_DIRECT_ACCESS not off), or nullptr to go through UCX.
   std::vector<std::byte*> mapped_master_;
   detail::LockTable locks_;
+  detail::PageCache cache_;
   detail::SharingRecord sharing_;
   detail::HomeDirectory directory_;  // homes of first-touch pages
   // Per rank, 2 x ranks int64: the notice counts peers pushed, by barrier parity.
   detail::SharedWords barrier_slots_;
-  std::vector<std::size_t> exclusive_;  // pages in home_exclusive (and some stale entries)
-  detail::PageCache cache_;
   detail::LazyArray<PageState> state_;
+  detail::ProtectionMap protection_;
+  detail::MappingBudget& budget_;
+  std::uint64_t protection_changes_ = 0;  // tells a fault that nothing can resolve
+  // Per page: transfers and DsmAccess handles using it (never unmapped or
+  // made read-only while non-zero); the top bit marks a remote page counted
+  // in pinned_remote_ (cache slots that cannot be evicted).
+  detail::LazyArray<std::uint32_t> pins_;
+  std::atomic<std::size_t> pinned_remote_{0};
+  // Per page: which of the lists below hold it.
+  detail::LazyArray<std::uint8_t> listed_;
+  static constexpr std::uint8_t kInDirty = 1, kInNotices = 2, kInLockNotices = 4;
   struct Allocation {
     std::size_t first;  // page
     std::size_t pages;
     Placement placement;
   };
-  std::vector<Allocation> allocations_;    // sorted by first page
-  std::vector<std::size_t> pinned_pages_;  // pages with the cache's pinned mark
-  detail::LazyArray<std::byte> twins_;     // memory only for twin slots in use
+  std::vector<Allocation> allocations_;  // sorted by first page
+  // One twin slot per cache slot: a dirty page is always cached, so twins
+  // never run out (memory only for slots in use).
+  detail::LazyArray<std::byte> twins_;
   std::vector<std::int32_t> free_twins_;
+  std::vector<std::byte> scratch_;               // one page: snapshots and refreshes
   std::vector<std::size_t> dirty_;               // pages written since the last release
   std::vector<std::int64_t> notices_;            // pages released since the last barrier
   std::vector<std::uint64_t> lock_notices_;      // pages released since the last unlock
   std::vector<std::uint64_t> acquired_notices_;  // scratch for lock()
   std::vector<std::size_t> batch_;               // scratch for fetches
   std::size_t stream_next_ = 0;                  // the read miss that continues a stream
-  std::vector<bool> homes_written_;              // per rank, in one release
+  std::vector<bool> homes_written_;              // per rank: a flush is due
   struct BarrierScratch {
     std::vector<std::int64_t> outgoing, counts, incoming;
     std::vector<int> sizes, offsets;

@@ -2,14 +2,21 @@
 
 #include <signal.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <mutex>
 
+#include "engine_lock.hpp"
 #include "mpidsm/error.hpp"
 
 namespace mpidsm::detail {
+
+thread_local int inside_engine __attribute__((tls_model("initial-exec"))) = 0;
+
 namespace {
 
 struct Range {
@@ -24,16 +31,18 @@ std::array<Range, 16> ranges;
 std::mutex registry_mutex;
 struct sigaction previous {};
 
-// x86-64 reports whether the access was a write in the page-fault error code;
-// elsewhere a first write to an invalid page is resolved as a read and then
-// faults again as a write.
-bool was_write(void* context) {
+// x86-64 reports the kind of access in the page-fault error code: bit 1 a
+// write, bit 4 an instruction fetch (never resolvable: the view is not
+// executable). Elsewhere the engine infers it from the page's state.
+FaultAccess access_of(void* context, bool& instruction_fetch) {
+  instruction_fetch = false;
 #if defined(__x86_64__)
-  auto* uc = static_cast<ucontext_t*>(context);
-  return (uc->uc_mcontext.gregs[REG_ERR] & 0x2) != 0;
+  const auto error = static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_ERR];
+  instruction_fetch = (error & 0x10) != 0;
+  return (error & 0x2) ? FaultAccess::write : FaultAccess::read;
 #else
   (void)context;
-  return false;
+  return FaultAccess::unknown;
 #endif
 }
 
@@ -51,23 +60,73 @@ void chain(int signal, siginfo_t* info, void* context) {
   }
 }
 
-void on_segv(int signal, siginfo_t* info, void* context) {
-  auto* at = static_cast<const std::byte*>(info->si_addr);
+// write(2) only: this runs in a signal handler.
+void say(const char* text) {
+  std::size_t length = 0;
+  while (text[length]) ++length;
+  while (length > 0) {
+    const ssize_t n = write(STDERR_FILENO, text, length);
+    if (n <= 0) return;
+    text += n;
+    length -= static_cast<std::size_t>(n);
+  }
+}
+
+FaultTarget* target_of(const void* address, std::size_t size = 1) {
+  auto* at = static_cast<const std::byte*>(address);
   for (auto& range : ranges) {
     const std::byte* base = range.base.load(std::memory_order_acquire);
-    if (!base || at < base || at >= base + range.size.load(std::memory_order_relaxed)) continue;
-    FaultTarget* target = range.target.load(std::memory_order_acquire);
-    if (target && target->handle_fault(info->si_addr, was_write(context))) return;
-    break;
+    if (!base || at < base || at + size > base + range.size.load(std::memory_order_relaxed))
+      continue;
+    return range.target.load(std::memory_order_acquire);
   }
-  chain(signal, info, context);
+  return nullptr;
+}
+
+void on_segv(int signal, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
+  FaultOutcome outcome = FaultOutcome::not_ours;
+  if (FaultTarget* target = target_of(info->si_addr); target && info->si_code == SEGV_ACCERR) {
+    bool instruction_fetch = false;
+    const FaultAccess access = access_of(context, instruction_fetch);
+    if (inside_engine != 0) {
+      say(
+          "mpidsm: DSM memory was touched while this thread was inside mpidsm (from a signal "
+          "handler or a callback); make it accessible first (Dsm::make_accessible) or do not "
+          "touch it there\n");
+    } else if (!instruction_fetch) {
+      outcome = target->handle_fault(info->si_addr, access);
+    }
+  }
+  errno = saved_errno;
+  if (outcome == FaultOutcome::not_ours) chain(signal, info, context);
 }
 
 }  // namespace
 
 std::atomic<int> fault_ranges_registered{0};
 
-void make_accessible_slow(const void* address, std::size_t size, bool write) {
+// Pins the part of [address, address+size) inside each region.
+bool pin_slow(const void* address, std::size_t size, bool write) {
+  if (size == 0) return false;
+  auto* first = static_cast<const std::byte*>(address);
+  bool any = false;
+  for (auto& range : ranges) {
+    const std::byte* base = range.base.load(std::memory_order_acquire);
+    if (!base) continue;
+    const std::byte* end = base + range.size.load(std::memory_order_relaxed);
+    const std::byte* lo = first > base ? first : base;
+    const std::byte* hi = first + size < end ? first + size : end;
+    if (lo >= hi) continue;
+    if (FaultTarget* target = range.target.load(std::memory_order_acquire)) {
+      target->pin(lo, static_cast<std::size_t>(hi - lo), write);
+      any = true;
+    }
+  }
+  return any;
+}
+
+void unpin_slow(const void* address, std::size_t size) {
   if (size == 0) return;
   auto* first = static_cast<const std::byte*>(address);
   for (auto& range : ranges) {
@@ -78,7 +137,7 @@ void make_accessible_slow(const void* address, std::size_t size, bool write) {
     const std::byte* hi = first + size < end ? first + size : end;
     if (lo >= hi) continue;
     if (FaultTarget* target = range.target.load(std::memory_order_acquire))
-      target->make_accessible(lo, static_cast<std::size_t>(hi - lo), write);
+      target->unpin(lo, static_cast<std::size_t>(hi - lo));
   }
 }
 

@@ -36,6 +36,8 @@ class SharedWords {
   // True when every rank's words are reachable with loads, stores and CPU
   // atomics through mapped(); false when only the UCX operations above work.
   bool direct() const { return !mapped_.empty(); }
+  // For batched UCX operations on the words (posted atomics, puts).
+  const MemoryRegion& region() const { return memory_; }
   // Another rank's word, when direct().
   template <class T>
   T& mapped(int rank, std::size_t offset) const {

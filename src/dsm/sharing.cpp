@@ -5,36 +5,95 @@
 
 namespace mpidsm::detail {
 
-SharingRecord::SharingRecord(Transport& transport, std::size_t pages, bool direct_access)
-    : words_(transport, flag_offset(pages), direct_access), known_copied_(pages) {}
+SharingRecord::SharingRecord(Transport& transport, std::size_t pages, std::size_t max_batch,
+                             bool direct_access)
+    : transport_(transport),
+      words_(transport, count_offset(pages), direct_access),
+      local_(pages),
+      staged_(max_batch) {}
 
-void SharingRecord::mark_copied(int home, std::size_t first, std::size_t count) {
-  bool first_copy = false;
-  for (std::size_t page = first; page < first + count; ++page) {
-    if (known_copied_[page]) continue;
-    known_copied_[page] = 1;
-    first_copy = words_.swap32(home, flag_offset(page), 1) == 0 || first_copy;
+void SharingRecord::add_copies(int home, const std::size_t* pages, std::size_t count) {
+  if (!words_.direct()) {
+    append_through_ucx(home, pages, count);
+    return;
   }
-  if (first_copy) words_.add64(home, kCounter, 1);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t page = pages[i];
+    if (local_[page] & kHolds) continue;
+    local_[page] |= kHolds | kEverFetched;
+    // Only a first copy needs the home's attention: while others hold the
+    // page, the home tracks its writes anyway.
+    if (std::atomic_ref<std::uint32_t>(words_.mapped<std::uint32_t>(home, count_offset(page)))
+            .fetch_add(1) != 0)
+      continue;
+    const std::uint64_t index =
+        std::atomic_ref<std::uint64_t>(words_.mapped<std::uint64_t>(home, kCounter)).fetch_add(1);
+    std::atomic_ref<std::uint64_t>(
+        words_.mapped<std::uint64_t>(home, kRing + CopyLog::slot(index) * 8))
+        .store(CopyLog::encode(index, page));
+  }
 }
 
-bool SharingRecord::new_copies_since_last_check() {
-  // A locked read-modify-write orders this rank's earlier writes before the
-  // read (a plain load could pass them) at the cost of one atomic.
-  const std::uint64_t now =
-      std::atomic_ref<std::uint64_t>(words_.local<std::uint64_t>(kCounter)).fetch_add(0);
-  if (now == last_counter_) return false;
-  last_counter_ = now;
+// One round trip reserves the log slots, then the entries and the counts
+// travel together and one flush completes them: a fetched count would cost
+// a round trip per page, so every copy is logged, not only first ones.
+void SharingRecord::append_through_ucx(int home, const std::size_t* pages, std::size_t count) {
+  std::size_t staged = 0;
+  for (std::size_t i = 0; i < count; ++i)
+    if (!(local_[pages[i]] & kHolds)) staged_[staged++] = pages[i];
+  if (staged == 0) return;
+  const MemoryRegion& memory = words_.region();
+  const std::uint64_t first =
+      transport_.atomic_fetch<std::uint64_t>(AtomicOp::add, home, memory, kCounter, staged);
+  for (std::size_t i = 0; i < staged; ++i) {
+    const std::size_t page = staged_[i];
+    local_[page] |= kHolds | kEverFetched;
+    transport_.atomic_post<std::uint32_t>(AtomicOp::add, home, memory, count_offset(page), 1);
+    staged_[i] = CopyLog::encode(first + i, page);
+  }
+  // Consecutive indices fill the ring in at most two contiguous spans.
+  for (std::size_t i = 0; i < staged;) {
+    const std::size_t slot = CopyLog::slot(first + i);
+    const std::size_t run = std::min(staged - i, CopyLog::entries - slot);
+    transport_.put_nbi(home, memory, kRing + slot * 8, &staged_[i], run * 8);
+    i += run;
+  }
+  transport_.flush(home);
+}
+
+bool SharingRecord::drop_copy(int home, std::size_t page) {
+  if (!(local_[page] & kHolds)) return false;
+  local_[page] &= static_cast<std::uint8_t>(~kHolds);
+  if (words_.direct()) {
+    std::atomic_ref<std::uint32_t>(words_.mapped<std::uint32_t>(home, count_offset(page)))
+        .fetch_sub(1);
+    return false;
+  }
+  transport_.atomic_post<std::uint32_t>(AtomicOp::add, home, words_.region(), count_offset(page),
+                                        ~std::uint32_t{0});
   return true;
 }
 
-bool SharingRecord::copied(std::size_t page) const {
-  return std::atomic_ref<std::uint32_t>(words_.local<std::uint32_t>(flag_offset(page))).load() != 0;
+std::uint32_t SharingRecord::sharers(std::size_t page) const {
+  // A locked read-modify-write orders this rank's earlier writes before the
+  // read (a plain load could pass them).
+  return std::atomic_ref<std::uint32_t>(words_.local<std::uint32_t>(count_offset(page)))
+      .fetch_add(0);
+}
+
+std::uint64_t SharingRecord::log_counter() const {
+  return std::atomic_ref<std::uint64_t>(words_.local<std::uint64_t>(kCounter)).fetch_add(0);
+}
+
+std::uint64_t SharingRecord::log_entry(std::uint64_t index) const {
+  return std::atomic_ref<std::uint64_t>(
+             words_.local<std::uint64_t>(kRing + CopyLog::slot(index) * 8))
+      .load(std::memory_order_acquire);
 }
 
 void SharingRecord::forget(std::size_t first, std::size_t count) {
-  std::memset(&words_.local<std::uint32_t>(flag_offset(first)), 0, count * 4);
-  known_copied_.reset(first, count);
+  std::memset(&words_.local<std::uint32_t>(count_offset(first)), 0, count * 4);
+  local_.reset(first, count);
 }
 
 }  // namespace mpidsm::detail

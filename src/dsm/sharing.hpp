@@ -1,22 +1,29 @@
-// Which pages homed on a rank have ever been copied by another rank. A home
-// page nobody else has copied needs no write notices, so the home may write
-// it with no page protection at all (PageState::home_exclusive): most of a
-// rank's own data in SPMD codes (its rows of a matrix, the interior of its
-// grid block) then never faults.
+// Who currently holds copies of the pages homed on each rank. A home page no
+// other rank holds needs no write notices, so the home writes it with no
+// page protection at all (PageState::home_exclusive): most of a rank's own
+// data in SPMD codes (its rows of a matrix, the interior of its grid block)
+// never faults, and a page goes back to that state as soon as the last copy
+// elsewhere is dropped (JIAJIA's adaptive write detection, without its
+// re-protection of every home page at each barrier).
 //
-// Each rank keeps, in memory UCX allocated, one 32-bit flag per region page
-// (set once by the first rank that fetches a page it homes) and a counter of
-// such first fetches. A fetcher sets the flag, bumps the counter, then reads
-// the page; the home, at release, reads the counter after its writes and,
-// only when it moved, scans its exclusive pages for flags. Either the home
-// sees the flag (and sends a notice), or the fetcher's read comes after the
-// home's writes: both sides order with sequentially consistent atomics.
+// Per rank, in memory every rank allocates through UCX (so same-node peers
+// use CPU atomics on it): a 32-bit sharer count per region page, and the copy
+// log (copy_log.hpp) naming pages that gained a copy. A fetcher counts itself
+// and logs the page before reading it; a rank dropping a copy (invalidation,
+// eviction) uncounts itself. The home reads only its log at release, so the
+// cost follows the pages fetched, not the pages homed.
+//
+// Ordering: the home writes, then reads the log counter with a locked
+// read-modify-write (or a page's count); a fetcher's count and log entry are
+// complete before its read of the page. Either the home sees the copy (and
+// sends a notice), or the fetcher's read comes after the home's writes.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "copy_log.hpp"
 #include "lazy_array.hpp"
 #include "shared_words.hpp"
 
@@ -25,27 +32,58 @@ namespace mpidsm::detail {
 class SharingRecord {
  public:
   // Collective.
-  SharingRecord(Transport& transport, std::size_t pages, bool direct_access);
+  SharingRecord(Transport& transport, std::size_t pages, std::size_t max_batch,
+                bool direct_access);
 
-  // Fetcher side, before reading pages [first, first+count) from `home`.
-  void mark_copied(int home, std::size_t first, std::size_t count);
+  // Fetcher side, before reading `pages` (count of them, increasing) from
+  // `home`: this rank now holds copies of them. Remote completion on return.
+  void add_copies(int home, const std::size_t* pages, std::size_t count);
+  // Fetcher side: this rank dropped its copy of `page`. Through UCX the
+  // update completes at the next flush of `home`; returns whether one is due.
+  bool drop_copy(int home, std::size_t page);
+  // Whether this rank ever fetched `page` (its local copy may hold data).
+  bool fetched_here(std::size_t page) const { return (local_[page] & kEverFetched) != 0; }
 
-  // Whether this rank ever fetched `page` (its local copy holds data).
-  bool fetched_here(std::size_t page) const { return known_copied_[page] != 0; }
-
-  // Home side: true when some first fetch happened since the last call.
-  bool new_copies_since_last_check();
-  bool copied(std::size_t page) const;  // a page homed here
+  // Home side: how many other ranks hold a copy of `page` (homed here) now.
+  std::uint32_t sharers(std::size_t page) const;
+  // Home side: calls f(page) for every page that gained a copy since the last
+  // call; false when more were logged than the ring keeps (the caller must
+  // then look at every page it homes).
+  template <class F>
+  bool for_each_new_copy(F&& f);
   // Home side, collective context (free): the pages are new again.
   void forget(std::size_t first, std::size_t count);
 
  private:
-  static constexpr std::size_t kCounter = 0;  // then the flags, 4 bytes per page
-  static std::size_t flag_offset(std::size_t page) { return 8 + page * 4; }
+  static constexpr std::uint8_t kHolds = 1, kEverFetched = 2;
+  static constexpr std::size_t kCounter = 0;
+  static constexpr std::size_t kRing = 8;
+  static constexpr std::size_t kCounts = kRing + CopyLog::entries * 8;
+  static std::size_t count_offset(std::size_t page) { return kCounts + page * 4; }
+  std::uint64_t log_counter() const;
+  std::uint64_t log_entry(std::uint64_t index) const;
+  void append_through_ucx(int home, const std::size_t* pages, std::size_t count);
 
+  Transport& transport_;
   SharedWords words_;
-  LazyArray<std::uint8_t> known_copied_;  // per page: this rank already set the flag
-  std::uint64_t last_counter_ = 0;
+  LazyArray<std::uint8_t> local_;     // per page: kHolds, kEverFetched
+  std::vector<std::uint64_t> staged_;  // log entries on their way to a home
+  std::uint64_t consumed_ = 0;         // log entries read by this home
 };
+
+template <class F>
+bool SharingRecord::for_each_new_copy(F&& f) {
+  const std::uint64_t end = log_counter();
+  if (end - consumed_ > CopyLog::entries) {
+    consumed_ = end;
+    return false;
+  }
+  for (; consumed_ < end; ++consumed_) {
+    const std::uint64_t entry = log_entry(consumed_);
+    if (!CopyLog::written_for(entry, consumed_)) break;  // still being written
+    f(CopyLog::page(entry));
+  }
+  return true;
+}
 
 }  // namespace mpidsm::detail

@@ -1,6 +1,8 @@
 // The DSM's acquire and release points: barrier (everyone's notices) and
 // locks (the notices of the critical sections under one lock).
+#include <algorithm>
 #include <atomic>
+#include <optional>
 
 #include "engine.hpp"
 #include "ticks.hpp"
@@ -10,8 +12,9 @@ namespace mpidsm {
 namespace {
 
 // What a rank contributes to the barrier's count exchange when it called the
-// barrier inside a critical section.
+// barrier inside a critical section, or when its release failed.
 constexpr std::int64_t kHoldsLock = -1;
+constexpr std::int64_t kFailed = -2;
 
 }  // namespace
 
@@ -21,38 +24,55 @@ void Dsm::Engine::barrier() {
   BarrierScratch& x = barrier_scratch_;
   x.outgoing.clear();
   bool holds_lock;
+  std::optional<Error> failure;
+  std::size_t lock_notices_before = 0;
   {
-    std::lock_guard<std::mutex> guard(mutex_);
+    detail::EngineLock guard(mutex_);
     holds_lock = held_count_ > 0;
     if (!holds_lock) {
       ++stats_.barriers;
-      unpin_all();
-      release();
+      try {
+        release();
+      } catch (const Error& e) {
+        failure = e;
+      }
+      // The notices travel now; a page released again meanwhile is noticed afresh.
       x.outgoing.swap(notices_);
-      lock_notices_.clear();  // the barrier delivers them to everyone
+      forget_notices(x.outgoing);
+      lock_notices_before = lock_notices_.size();
     }
   }
   // Every diff is complete at its home (release flushed) before anyone learns
   // of it, so a page invalidated below is refetched up to date. The count
   // exchange is the barrier; the notices follow only when there are some.
-  MPI_Comm comm = runtime_.comm();
   const auto ranks = static_cast<std::size_t>(runtime_.size());
   x.counts.resize(ranks);
-  const std::int64_t mine = holds_lock ? kHoldsLock : static_cast<std::int64_t>(x.outgoing.size());
+  const std::int64_t mine = failure      ? kFailed
+                            : holds_lock ? kHoldsLock
+                                         : static_cast<std::int64_t>(x.outgoing.size());
   exchange_counts(mine, x.counts);
   std::int64_t total = 0;
+  int holder = -1;
+  bool any_failed = false;
   for (std::size_t r = 0; r < ranks; ++r) {
-    if (x.counts[r] == kHoldsLock) {
-      // Nobody's notices are lost: they wait for the next barrier.
-      std::lock_guard<std::mutex> guard(mutex_);
-      notices_.insert(notices_.end(), x.outgoing.begin(), x.outgoing.end());
-      throw Error(Errc::invalid_state, rank_,
-                  "Dsm::barrier: rank " + std::to_string(r) +
-                      " called it while holding a DSM lock (a barrier inside a critical "
-                      "section); unlock first");
-    }
-    total += x.counts[r];
+    if (x.counts[r] == kHoldsLock && holder < 0) holder = static_cast<int>(r);
+    any_failed = any_failed || x.counts[r] == kFailed;
+    total += std::max<std::int64_t>(x.counts[r], 0);
   }
+  if (any_failed || holder >= 0) {
+    {
+      // Nobody's notices are lost: they wait for the next barrier, and the
+      // lock notices for the next unlock.
+      detail::EngineLock guard(mutex_);
+      for (std::int64_t page : x.outgoing) record_notice_of_barrier(static_cast<std::size_t>(page));
+    }
+    if (any_failed) detail::throw_if_any_failed(runtime_.comm(), rank_, failure, "Dsm::barrier");
+    throw Error(Errc::invalid_state, rank_,
+                "Dsm::barrier: rank " + std::to_string(holder) +
+                    " called it while holding a DSM lock (a barrier inside a critical "
+                    "section); unlock first");
+  }
+  MPI_Comm comm = runtime_.comm();
   if (total > 0) {
     x.sizes.resize(ranks);
     x.offsets.resize(ranks);
@@ -67,9 +87,11 @@ void Dsm::Engine::barrier() {
         MPI_Allgatherv(x.outgoing.data(), static_cast<int>(x.outgoing.size()), MPI_INT64_T,
                        x.incoming.data(), x.sizes.data(), x.offsets.data(), MPI_INT64_T, comm));
   }
-  if (total > 0) {
-    std::lock_guard<std::mutex> guard(mutex_);
-    for (std::size_t writer = 0; writer < ranks; ++writer) {
+  {
+    detail::EngineLock guard(mutex_);
+    // The barrier delivered these to everyone; later ones wait for the next unlock.
+    forget_lock_notices(lock_notices_before);
+    for (std::size_t writer = 0; total > 0 && writer < ranks; ++writer) {
       if (writer == static_cast<std::size_t>(rank_)) continue;
       const auto first = x.incoming.begin() + x.offsets[writer];
       for (auto it = first; it != first + x.sizes[writer]; ++it)
@@ -83,6 +105,29 @@ void Dsm::Engine::barrier() {
   barrier_ticks_.store(
       barrier_ticks_.load(std::memory_order_relaxed) + (detail::TickClock::now() - start),
       std::memory_order_relaxed);
+}
+
+// Pages leaving notices_ for a barrier's exchange may be noticed again.
+void Dsm::Engine::forget_notices(std::vector<std::int64_t>& notices) {
+  for (std::int64_t page : notices)
+    listed_[static_cast<std::size_t>(page)] &= static_cast<std::uint8_t>(~kInNotices);
+}
+
+// A notice that a failed barrier did not deliver goes back to notices_
+// (unless the page was noticed again meanwhile).
+void Dsm::Engine::record_notice_of_barrier(std::size_t page) {
+  if (listed_[page] & kInNotices) return;
+  listed_[page] |= kInNotices;
+  notices_.push_back(static_cast<std::int64_t>(page));
+}
+
+// The first `count` lock notices have been delivered (by a barrier, or to a
+// lock's log at the outermost unlock).
+void Dsm::Engine::forget_lock_notices(std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i)
+    listed_[detail::notice_page(lock_notices_[i])] &= static_cast<std::uint8_t>(~kInLockNotices);
+  lock_notices_.erase(lock_notices_.begin(),
+                      lock_notices_.begin() + static_cast<std::ptrdiff_t>(count));
 }
 
 // The count exchange that is also the barrier. When every rank's slots are
@@ -128,7 +173,7 @@ void Dsm::Engine::check_lock_id(std::size_t id, const char* operation) const {
 void Dsm::Engine::lock(std::size_t id) {
   check_lock_id(id, "Dsm::lock");
   {
-    std::lock_guard<std::mutex> guard(mutex_);
+    detail::EngineLock guard(mutex_);
     if (held_[id])
       throw Error(Errc::invalid_state, rank_,
                   "Dsm::lock: lock " + std::to_string(id) +
@@ -138,7 +183,7 @@ void Dsm::Engine::lock(std::size_t id) {
   const std::uint64_t start = detail::TickClock::now();
   try {
     locks_.acquire(id);
-    std::lock_guard<std::mutex> guard(mutex_);
+    detail::EngineLock guard(mutex_);
     acquired_notices_.clear();
     if (locks_.read_new_notices(id, epoch_, acquired_notices_)) {
       for (std::uint64_t notice : acquired_notices_)
@@ -151,7 +196,7 @@ void Dsm::Engine::lock(std::size_t id) {
     ++stats_.lock_acquires;
     lock_wait_ticks_.fetch_add(detail::TickClock::now() - start, std::memory_order_relaxed);
   } catch (...) {
-    std::lock_guard<std::mutex> guard(mutex_);
+    detail::EngineLock guard(mutex_);
     held_[id] = false;
     throw;
   }
@@ -160,18 +205,17 @@ void Dsm::Engine::lock(std::size_t id) {
 void Dsm::Engine::unlock(std::size_t id) {
   check_lock_id(id, "Dsm::unlock");
   {
-    std::lock_guard<std::mutex> guard(mutex_);
+    detail::EngineLock guard(mutex_);
     if (!held_[id] || held_count_ == 0)
       throw Error(Errc::invalid_state, rank_,
                   "Dsm::unlock: lock " + std::to_string(id) + " is not held by this rank");
-    unpin_all();
     release();
     // The notices stay for the enclosing locks' logs until the outermost unlock.
     locks_.append_notices(id, epoch_, lock_notices_);
-    if (--held_count_ == 0) lock_notices_.clear();
+    if (--held_count_ == 0) forget_lock_notices(lock_notices_.size());
   }
   locks_.release(id);
-  std::lock_guard<std::mutex> guard(mutex_);
+  detail::EngineLock guard(mutex_);
   held_[id] = false;
 }
 

@@ -3,24 +3,35 @@
 
 #include <utility>
 
+#include "dsm/fault_handler.hpp"
 #include "tag_codec.hpp"
 #include "transport_impl.hpp"
 
 namespace mpidsm {
 
 Request::Request(Transport* transport, void* handle, Kind kind, const char* what, int peer,
-                 std::size_t capacity)
+                 std::size_t capacity, const void* pinned, std::size_t pinned_size)
     : transport_(transport),
       handle_(handle),
       kind_(kind),
       what_(what),
       peer_(peer),
-      capacity_(capacity) {
+      capacity_(capacity),
+      pinned_(pinned),
+      pinned_size_(pinned_size) {
   if (handle_ && UCS_PTR_IS_ERR(handle_)) {
     ucs_status_t status = UCS_PTR_STATUS(handle_);
     handle_ = nullptr;
+    unpin();
     detail::throw_ucx(transport_->rank(), what_, peer_, status);
   }
+  if (!handle_) unpin();  // completed at once
+}
+
+void Request::unpin() noexcept {
+  if (pinned_size_ != 0) detail::unpin(pinned_, pinned_size_);
+  pinned_ = nullptr;
+  pinned_size_ = 0;
 }
 
 Request::Request(Request&& other) noexcept {
@@ -37,6 +48,8 @@ Request& Request::operator=(Request&& other) noexcept {
     peer_ = other.peer_;
     capacity_ = other.capacity_;
     message_ = other.message_;
+    pinned_ = std::exchange(other.pinned_, nullptr);
+    pinned_size_ = std::exchange(other.pinned_size_, 0);
   }
   return *this;
 }
@@ -69,6 +82,7 @@ bool Request::poll() {
   if (status == UCS_INPROGRESS) return false;
   ucp_request_free(handle_);
   handle_ = nullptr;
+  unpin();
   if (kind_ == Kind::receive) {
     message_ = detail::TagCodec::describe(info.sender_tag, info.length);
     if (status == UCS_ERR_MESSAGE_TRUNCATED)

@@ -11,7 +11,7 @@ namespace mpidsm {
 void Transport::put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
                         std::size_t size) {
   const auto& key = impl_->remote(dst, peer, offset, size, "put");
-  detail::make_accessible(src, size, false);
+  impl_->pin_until_flush(peer, src, size, false);
   ucp_request_param_t param{};
   impl_->detach(ucp_put_nbx(impl_->endpoints[peer], src, size, key.base + offset,
                             static_cast<ucp_rkey_h>(key.rkey), &param),
@@ -21,7 +21,7 @@ void Transport::put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, c
 void Transport::get_nbi(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
                         std::size_t size) {
   const auto& key = impl_->remote(src, peer, offset, size, "get");
-  detail::make_accessible(dst, size, true);
+  impl_->pin_until_flush(peer, dst, size, true);
   ucp_request_param_t param{};
   impl_->detach(ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
                             static_cast<ucp_rkey_h>(key.rkey), &param),
@@ -31,21 +31,23 @@ void Transport::get_nbi(int peer, const MemoryRegion& src, std::size_t offset, v
 Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
                           std::size_t size) {
   const auto& key = impl_->remote(dst, peer, offset, size, "put");
-  detail::make_accessible(src, size, false);
+  const bool pinned = detail::pin(src, size, false);
   ucp_request_param_t param{};
   ucs_status_ptr_t request = ucp_put_nbx(impl_->endpoints[peer], src, size, key.base + offset,
                                          static_cast<ucp_rkey_h>(key.rkey), &param);
-  return Request(this, request, Request::Kind::send_or_rma, "put", peer, 0);
+  return Request(this, request, Request::Kind::send_or_rma, "put", peer, 0, src,
+                 pinned ? size : 0);
 }
 
 Request Transport::get_nb(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
                           std::size_t size) {
   const auto& key = impl_->remote(src, peer, offset, size, "get");
-  detail::make_accessible(dst, size, true);
+  const bool pinned = detail::pin(dst, size, true);
   ucp_request_param_t param{};
   ucs_status_ptr_t request = ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
                                          static_cast<ucp_rkey_h>(key.rkey), &param);
-  return Request(this, request, Request::Kind::send_or_rma, "get", peer, 0);
+  return Request(this, request, Request::Kind::send_or_rma, "get", peer, 0, dst,
+                 pinned ? size : 0);
 }
 
 void Transport::put(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
@@ -57,7 +59,7 @@ void Transport::put(int peer, const MemoryRegion& dst, std::size_t offset, const
 void Transport::get(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
                     std::size_t size) {
   const auto& key = impl_->remote(src, peer, offset, size, "get");
-  detail::make_accessible(dst, size, true);
+  detail::ScopedPin pin(dst, size, true);
   ucp_request_param_t param{};
   impl_->wait(ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
                           static_cast<ucp_rkey_h>(key.rkey), &param),
@@ -68,6 +70,7 @@ void Transport::flush(int peer) {
   impl_->check_peer(peer, "flush");
   ucp_request_param_t param{};
   impl_->wait(ucp_ep_flush_nbx(impl_->endpoints[peer], &param), "flush", peer);
+  impl_->unpin_flushed(peer);
 }
 
 void Transport::flush_all() {
@@ -88,6 +91,7 @@ void Transport::flush_all() {
     if (request) pending.push_back(request);
   }
   for (auto request : pending) impl_->wait(request, "flush_all", no_rank);
+  impl_->unpin_flushed(no_rank);
 }
 
 void Transport::fence() {

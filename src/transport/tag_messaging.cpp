@@ -42,7 +42,6 @@ std::pair<std::uint64_t, std::uint64_t> Transport::Impl::receive_match(int sourc
   if (source != any_source) check_peer(source, "recv");
   check_tag(rank, tag, true, "recv");
   check_buffer(rank, buffer, capacity, "recv");
-  detail::make_accessible(buffer, capacity, true);
   return match(runtime_id, source, tag);
 }
 
@@ -50,12 +49,12 @@ Request Transport::isend(int peer, int tag, const void* buffer, std::size_t size
   impl_->check_peer(peer, "send");
   check_tag(rank_, tag, false, "send");
   check_buffer(rank_, buffer, size, "send");
-  detail::make_accessible(buffer, size, false);
+  const bool pinned = detail::pin(buffer, size, false);
   ucp_request_param_t param{};
   ucp_tag_t ucp_tag = detail::TagCodec::encode(impl_->runtime_id, static_cast<std::uint32_t>(rank_),
                                                static_cast<std::uint32_t>(tag));
   return Request(this, ucp_tag_send_nbx(impl_->endpoints[peer], buffer, size, ucp_tag, &param),
-                 Request::Kind::send_or_rma, "send", peer, 0);
+                 Request::Kind::send_or_rma, "send", peer, 0, buffer, pinned ? size : 0);
 }
 
 void Transport::send(int peer, int tag, const void* buffer, std::size_t size) {
@@ -64,14 +63,15 @@ void Transport::send(int peer, int tag, const void* buffer, std::size_t size) {
 
 Request Transport::irecv(int source, int tag, void* buffer, std::size_t capacity) {
   auto [ucp_tag, mask] = impl_->receive_match(source, tag, buffer, capacity);
+  const bool pinned = detail::pin(buffer, capacity, true);
   // Always get a request back (see recv()): the sender's tag and the length
   // are read from the request when it completes.
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   ucs_status_ptr_t handle =
       ucp_tag_recv_nbx(impl_->worker, buffer, capacity, ucp_tag, mask, &param);
-  Request request(this, handle, Request::Kind::receive, "recv", source, capacity);
-  return request;
+  return Request(this, handle, Request::Kind::receive, "recv", source, capacity, buffer,
+                 pinned ? capacity : 0);
 }
 
 namespace {
@@ -98,6 +98,7 @@ void receive_completed(void*, ucs_status_t status, const ucp_tag_recv_info_t* in
 
 MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capacity) {
   auto [ucp_tag, mask] = impl_->receive_match(source, tag, buffer, capacity);
+  detail::ScopedPin pin(buffer, capacity, true);
   ReceiveSlot slot;
   // NO_IMM_CMPL: UCX 1.13 leaves recv_info empty when a waiting message
   // completes the receive inside the call, so completion always comes

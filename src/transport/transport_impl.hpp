@@ -5,11 +5,14 @@
 #include <sched.h>
 #include <ucp/api/ucp.h>
 
+#include <atomic>
 #include <deque>
+#include <mutex>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "dsm/fault_handler.hpp"
 #include "mpidsm/transport.hpp"
 #include "ucx_status.hpp"
 
@@ -27,6 +30,34 @@ struct Transport::Impl {
 
   // Reused by flush_all so the flush path does not allocate.
   std::vector<ucs_status_ptr_t> flush_requests;
+
+  // DSM buffers of put_nbi/get_nbi in flight: pinned until a flush of their
+  // peer completes them.
+  struct PinnedTransfer {
+    int peer;
+    const void* address;
+    std::size_t size;
+  };
+  std::vector<PinnedTransfer> pinned_transfers;  // guarded by pinned_mutex
+  std::mutex pinned_mutex;
+  std::atomic<bool> any_pinned_transfer{false};  // keeps flushes free of the mutex
+  void pin_until_flush(int peer, const void* address, std::size_t size, bool write) {
+    if (!detail::pin(address, size, write)) return;
+    std::lock_guard<std::mutex> guard(pinned_mutex);
+    pinned_transfers.push_back({peer, address, size});
+    any_pinned_transfer.store(true, std::memory_order_release);
+  }
+  // After a flush of `peer` (or of every peer: no_rank).
+  void unpin_flushed(int peer) {
+    if (!any_pinned_transfer.load(std::memory_order_acquire)) return;
+    std::lock_guard<std::mutex> guard(pinned_mutex);
+    std::erase_if(pinned_transfers, [&](const PinnedTransfer& t) {
+      if (peer != no_rank && t.peer != peer) return false;
+      detail::unpin(t.address, t.size);
+      return true;
+    });
+    any_pinned_transfer.store(!pinned_transfers.empty(), std::memory_order_release);
+  }
 
   // Stable addresses: MemoryRegion handles point into this deque.
   std::deque<detail::RegionState> regions;

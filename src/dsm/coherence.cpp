@@ -1,0 +1,228 @@
+// Release (diffs and notices), acquire-side invalidation, and the home's
+// view of who copied its pages.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "diff.hpp"
+#include "engine.hpp"
+
+namespace mpidsm {
+
+void Dsm::Engine::record_notice(std::size_t page) {
+  if (!(listed_[page] & kInNotices)) {
+    listed_[page] |= kInNotices;
+    notices_.push_back(static_cast<std::int64_t>(page));
+  }
+  if (!(listed_[page] & kInLockNotices)) {
+    listed_[page] |= kInLockNotices;
+    lock_notices_.push_back(detail::encode_notice(page, rank_));
+  }
+}
+
+// Puts the changed runs of a dirty remote page home (completion at the next
+// flush of its home), frees its twin, records the notice. The view becomes
+// read-only first, so a concurrent writer faults and waits for the lock.
+void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
+  if (!already_read_only) protect(page, 1, PROT_READ);
+  const std::size_t base = page * page_size_;
+  const int home = home_of_page(page);
+  std::byte* direct = mapped_master_[static_cast<std::size_t>(home)];
+  stats_.diff_runs += detail::for_each_changed_run(
+      twin(page), master(page), page_size_, [&](std::size_t offset, std::size_t length) {
+        if (direct)
+          std::memcpy(direct + base + offset, master(page) + offset, length);
+        else
+          transport_.put_nbi(home, master_, base + offset, master(page) + offset, length);
+        stats_.diff_bytes += length;
+      });
+  ++stats_.diffs;
+  // Stores to a mapped home are complete once issued; the notices that
+  // publish them travel through MPI or UCX, which order memory.
+  if (!direct) homes_written_[static_cast<std::size_t>(home)] = true;
+  std::int32_t& slot = cache_.entry(page).twin;
+  free_twins_.push_back(slot);
+  slot = detail::PageCache::none;
+  state_[page] = PageState::cached;
+  record_notice(page);
+}
+
+// A dirty page a transfer may still be writing cannot be made read-only.
+// Its changes up to a snapshot go home and the snapshot becomes its twin:
+// a byte written after (or while) the snapshot was taken differs from the
+// new twin and goes home at the next release. The puts read the twin, which
+// stays unchanged until then.
+void Dsm::Engine::release_pinned(std::size_t page) {
+  std::byte* snapshot = scratch_.data();
+  std::memcpy(snapshot, master(page), page_size_);
+  std::byte* old = twin(page);
+  const std::size_t base = page * page_size_;
+  const int home = home_of_page(page);
+  std::byte* direct = mapped_master_[static_cast<std::size_t>(home)];
+  stats_.diff_runs += detail::for_each_changed_run(
+      old, snapshot, page_size_, [&](std::size_t offset, std::size_t length) {
+        std::memcpy(old + offset, snapshot + offset, length);
+        if (direct)
+          std::memcpy(direct + base + offset, old + offset, length);
+        else
+          transport_.put_nbi(home, master_, base + offset, old + offset, length);
+        stats_.diff_bytes += length;
+      });
+  ++stats_.diffs;
+  if (!direct) homes_written_[static_cast<std::size_t>(home)] = true;
+  record_notice(page);
+}
+
+// Release: every page written since the last release goes home (remote pages
+// as diffs, one flush per home; home pages are already there) and becomes a
+// write notice. Home pages nobody else holds any more need no notice and are
+// written without faults from now on. Pinned pages stay writable and listed.
+// On an error the pages not yet released stay listed for the next release.
+void Dsm::Engine::release() {
+  take_new_copies();
+  auto is_dirty = [&](std::size_t page) {
+    return state_[page] == PageState::dirty || state_[page] == PageState::home_dirty;
+  };
+  for (std::size_t page : dirty_)
+    if (state_[page] == PageState::home_dirty && !pinned(page) && sharing_.sharers(page) == 0)
+      state_[page] = PageState::home_exclusive;  // already writable; nobody to tell
+  std::size_t kept = 0, i = 0;
+  try {
+    while (i < dirty_.size()) {
+      const std::size_t page = dirty_[i];
+      if (!is_dirty(page)) {
+        listed_[page] &= static_cast<std::uint8_t>(~kInDirty);
+        ++i;
+        continue;
+      }
+      if (pinned(page)) {
+        if (state_[page] == PageState::dirty)
+          release_pinned(page);
+        else
+          record_notice(page);
+        dirty_[kept++] = page;
+        ++i;
+        continue;
+      }
+      // A run of consecutive dirty pages (the usual order of dirty_) becomes
+      // read-only with one mprotect before its diffs are taken.
+      std::size_t j = i + 1;
+      while (j < dirty_.size() && dirty_[j] == dirty_[j - 1] + 1 && is_dirty(dirty_[j]) &&
+             !pinned(dirty_[j]))
+        ++j;
+      protect(page, j - i, PROT_READ);
+      for (; i < j; ++i) {
+        const std::size_t p = dirty_[i];
+        listed_[p] &= static_cast<std::uint8_t>(~kInDirty);
+        if (state_[p] == PageState::home_dirty) {
+          state_[p] = PageState::home_clean;
+          record_notice(p);
+        } else {
+          write_diff(p, true);
+        }
+      }
+    }
+  } catch (...) {
+    dirty_.erase(dirty_.begin() + static_cast<std::ptrdiff_t>(kept),
+                 dirty_.begin() + static_cast<std::ptrdiff_t>(i));
+    throw;
+  }
+  dirty_.resize(kept);
+  flush_written_homes();
+}
+
+// Pages homed here that other ranks copied since the last release: an
+// exclusive one may have been written without a fault, so it is treated as
+// written in this interval and tracked from now on.
+void Dsm::Engine::take_new_copies() {
+  const bool complete = sharing_.for_each_new_copy([&](std::size_t page) {
+    if (state_[page] == PageState::home_exclusive) share_home_page(page);
+  });
+  if (complete) return;
+  // The log overflowed: look at every page homed here (rare: more copies
+  // between two releases of this rank than the log holds).
+  ++stats_.copy_log_overflows;
+  for (const Allocation& a : allocations_)
+    for (std::size_t page = a.first; page < a.first + a.pages; ++page)
+      if (state_[page] == PageState::home_exclusive && sharing_.sharers(page) != 0)
+        share_home_page(page);
+}
+
+void Dsm::Engine::share_home_page(std::size_t page) {
+  state_[page] = PageState::home_dirty;  // writable already; release() does the rest
+  if (!(listed_[page] & kInDirty)) {
+    listed_[page] |= kInDirty;
+    dirty_.push_back(page);
+  }
+}
+
+void Dsm::Engine::flush_written_homes() {
+  for (std::size_t home = 0; home < homes_written_.size(); ++home)
+    if (homes_written_[home]) {
+      transport_.flush(static_cast<int>(home));
+      homes_written_[home] = false;
+    }
+}
+
+// Acquire side: drops this rank's copy of a page another rank changed. Own
+// changes to it are written home first, so none is lost. A pinned page
+// stays mapped and takes the other ranks' changes in place.
+void Dsm::Engine::invalidate(std::size_t page) {
+  if (state_[page] != PageState::cached && state_[page] != PageState::dirty) return;
+  ++stats_.invalidations;
+  if (pinned(page))
+    refresh_in_place(page);
+  else
+    drop_cached(page);
+}
+
+// Copies into a pinned page only the bytes its home holds differently from
+// what this rank last released (its twin, or the page when clean): bytes a
+// transfer is writing here are this rank's, which no other rank may write
+// in the same interval, so they are never touched.
+void Dsm::Engine::refresh_in_place(std::size_t page) {
+  std::byte* home_copy = scratch_.data();
+  fetch_home_copy(page, home_copy);
+  const bool dirty = state_[page] == PageState::dirty;
+  std::byte* reference = dirty ? twin(page) : master(page);
+  detail::for_each_changed_run(
+      reference, home_copy, page_size_, [&](std::size_t offset, std::size_t length) {
+        std::memcpy(master(page) + offset, home_copy + offset, length);
+        if (dirty) std::memcpy(reference + offset, home_copy + offset, length);
+      });
+}
+
+void Dsm::Engine::fetch_home_copy(std::size_t page, std::byte* into) {
+  const int home = home_of_page(page);
+  if (std::byte* direct = mapped_master_[static_cast<std::size_t>(home)])
+    std::memcpy(into, direct + page * page_size_, page_size_);
+  else
+    transport_.get(home, master_, page * page_size_, into, page_size_);
+}
+
+void Dsm::Engine::invalidate_all_cached() {
+  cache_.for_each([&](std::size_t page) { invalidate(page); });
+}
+
+// A prefetched page leaving the cache is counted as used when the
+// application's view of it has a page-table entry, i.e. was touched; one
+// being written is used by definition.
+void Dsm::Engine::settle_prefetch(std::size_t page, bool written) {
+  if (!cache_.contains(page) || !cache_.entry(page).prefetched) return;
+  cache_.entry(page).prefetched = false;
+  if (!track_prefetch_use_) return;
+  ++(written || touched_since_mapped(page) ? stats_.prefetch_used : stats_.prefetch_unused);
+}
+
+bool Dsm::Engine::touched_since_mapped(std::size_t page) {
+  if (pagemap_fd_ < 0) return false;
+  std::uint64_t entry = 0;
+  const off_t at =
+      static_cast<off_t>(reinterpret_cast<std::uintptr_t>(view(page)) / page_size_ * sizeof entry);
+  if (pread(pagemap_fd_, &entry, sizeof entry, at) != sizeof entry) return false;
+  return (entry >> 63) != 0;  // "page present"
+}
+
+}  // namespace mpidsm

@@ -1,0 +1,330 @@
+// Fault resolution, fetching into the bounded cache, twins, and pins.
+#include <sys/mman.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "engine.hpp"
+#include "prefetch.hpp"
+
+namespace mpidsm {
+namespace {
+
+// A pin count's top bit: the page is remote and counted in pinned_remote_.
+constexpr std::uint32_t kRemotePin = 0x80000000u;
+constexpr std::uint32_t kPinCount = kRemotePin - 1;
+
+// The last fault this thread found nothing to change for (initial-exec TLS:
+// read in the signal handler). A second such fault at the same address with
+// no mapping changed in between is one no protection explains.
+thread_local const void* unexplained_address __attribute__((tls_model("initial-exec"))) = nullptr;
+thread_local std::uint64_t unexplained_at __attribute__((tls_model("initial-exec"))) = 0;
+
+}  // namespace
+
+// Runs in the SIGSEGV handler of the faulting thread. Nothing may be thrown
+// out of a signal handler: an error means the access can never complete, so
+// it is reported as mpidsm reports errors and the process aborts.
+detail::FaultOutcome Dsm::Engine::handle_fault(void* address, detail::FaultAccess access) {
+  try {
+    detail::EngineLock guard(mutex_);
+    const detail::FaultOutcome outcome = resolve(page_of(address), access);
+    if (outcome != detail::FaultOutcome::already_accessible) {
+      unexplained_address = nullptr;
+      return outcome;
+    }
+    // Usually another thread mapped the page while this one waited: retry.
+    if (unexplained_address == address && unexplained_at == protection_changes_) {
+      std::fprintf(stderr,
+                   "mpidsm[rank %d]: a fault at %p in DSM memory persists although the page is "
+                   "mapped for that access (an instruction fetch, or an access no protection "
+                   "explains)\n",
+                   rank_, address);
+      unexplained_address = nullptr;
+      return detail::FaultOutcome::not_ours;
+    }
+    unexplained_address = address;
+    unexplained_at = protection_changes_;
+    return detail::FaultOutcome::already_accessible;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s (while resolving a DSM fault at %p: the access cannot complete)\n",
+                 e.what(), address);
+    std::abort();
+  }
+}
+
+// What the view of a page in each state allows.
+int Dsm::Engine::protection_of(PageState state) {
+  switch (state) {
+    case PageState::cached:
+    case PageState::home_clean:
+      return PROT_READ;
+    case PageState::dirty:
+    case PageState::home_dirty:
+    case PageState::home_exclusive:
+      return PROT_READ | PROT_WRITE;
+    default:
+      return PROT_NONE;
+  }
+}
+
+detail::FaultOutcome Dsm::Engine::resolve(std::size_t page, detail::FaultAccess access) {
+  using detail::FaultAccess;
+  using detail::FaultOutcome;
+  // A step that failed part-way (an error in a release) may have left the
+  // view more restrictive than the page's state: the state is the truth.
+  if (const int needed = protection_of(state_[page]);
+      needed != PROT_NONE && protection_.at(page) != needed) {
+    protect(page, 1, needed);
+    return FaultOutcome::resolved;
+  }
+  switch (state_[page]) {
+    case PageState::invalid: {
+      int home = home_of_page(page);
+      if (home == -1) return FaultOutcome::not_ours;  // no allocation: a real crash
+      const bool write = access == FaultAccess::write;  // unknown: read first, a write refaults
+      ++(write ? stats_.write_faults : stats_.read_faults);
+      if (home == detail::HomeDirectory::undecided) home = directory_.claim(page);
+      if (home == rank_) {  // first touch: this rank's zero page is the master
+        become_home(page);
+        return FaultOutcome::resolved;
+      }
+      // A write miss gets its twin before the view becomes writable (one
+      // mprotect), so no other thread's write can slip in before the twin.
+      fetch(page, home, write);
+      if (write) make_twin(page);
+      return FaultOutcome::resolved;
+    }
+    case PageState::home_parked:
+      ++(access == FaultAccess::write ? stats_.write_faults : stats_.read_faults);
+      map_home(page, access == FaultAccess::write);
+      return FaultOutcome::resolved;
+    case PageState::cached:
+    case PageState::home_clean:
+      // A readable page faults only for a write, or after another thread
+      // mapped it while this one waited (which x86 tells apart).
+      if (access == FaultAccess::read) return FaultOutcome::already_accessible;
+      ++stats_.write_faults;
+      if (state_[page] == PageState::home_clean) {
+        map_home(page, true);
+      } else {
+        settle_prefetch(page, true);
+        cache_.touch(page);
+        make_twin(page);
+      }
+      return FaultOutcome::resolved;
+    case PageState::dirty:
+    case PageState::home_dirty:
+    case PageState::home_exclusive:
+      return FaultOutcome::already_accessible;
+  }
+  return FaultOutcome::not_ours;
+}
+
+// A home page becomes accessible again: writable without tracking when no
+// other rank holds a copy, otherwise tracked (read-only until written).
+void Dsm::Engine::map_home(std::size_t page, bool write) {
+  if (sharing_.sharers(page) == 0) {
+    protect(page, 1, PROT_READ | PROT_WRITE);
+    state_[page] = PageState::home_exclusive;
+  } else if (write) {
+    mark_dirty(page, PageState::home_dirty);
+  } else {
+    protect(page, 1, PROT_READ);
+    state_[page] = PageState::home_clean;
+  }
+}
+
+void Dsm::Engine::fetch(std::size_t page, int home, bool for_write) {
+  std::size_t count = 1;
+  batch_[0] = page;
+  // Prefetch serves read misses along a stream only: a miss on the page
+  // right after the previous miss (or its batch). An isolated miss (a
+  // neighbour's boundary row, a pointer chase) fetches one page: a
+  // prefetched page is a copy its home must then track (sharing.hpp).
+  // The batch never exceeds the cache room that pinned pages leave.
+  const std::size_t room = cache_room();
+  const std::size_t ahead = std::min(batch_.size(), room) - std::min<std::size_t>(1, room);
+  if (!for_write && ahead > 0 && page == stream_next_)
+    count = detail::select_prefetch(
+        page, pages_, ahead, max_checking_pages_,
+        [&](std::size_t q) { return state_[q] == PageState::invalid && home_of_page(q) == home; },
+        batch_.data());
+  fetch_batch(batch_.data(), count, home, !for_write);
+  if (for_write) return;
+  stream_next_ = batch_[count - 1] + 1;
+  for (std::size_t i = 1; i < count; ++i) cache_.entry(batch_[i]).prefetched = true;
+  stats_.prefetched += count - 1;
+}
+
+// Gets the pages (increasing, all invalid, all homed at `home`) into the
+// master view, which UCX may write without faulting: one get per contiguous
+// run and one flush for the batch. Then the application's view becomes
+// readable. On an error the pages leave the cache again, still invalid.
+void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int home, bool map) {
+  make_room(count);
+  for (std::size_t i = 0; i < count; ++i) cache_.insert(pages[i]);
+  auto for_each_run = [&](auto&& f) {
+    for (std::size_t i = 0; i < count;) {
+      std::size_t j = i + 1;
+      while (j < count && pages[j] == pages[j - 1] + 1) ++j;
+      f(pages[i], j - i);
+      i = j;
+    }
+  };
+  try {
+    // The home counts these copies before they are read.
+    sharing_.add_copies(home, pages, count);
+    if (std::byte* direct = mapped_master_[static_cast<std::size_t>(home)]) {
+      for_each_run([&](std::size_t first, std::size_t length) {
+        std::memcpy(master(first), direct + first * page_size_, length * page_size_);
+      });
+    } else {
+      for_each_run([&](std::size_t first, std::size_t length) {
+        transport_.get_nbi(home, master_, first * page_size_, master(first),
+                           length * page_size_);
+      });
+      transport_.flush(home);
+    }
+    if (map)
+      for_each_run([&](std::size_t first, std::size_t length) {
+        // With statistics on, prefetched pages lose the view's page-table
+        // entries, so the kernel shows which of them get touched (the cost
+        // is a minor fault per used page, about 1 us here, hence only then).
+        if (count > 1 && track_prefetch_use_)
+          madvise(view(first), length * page_size_, MADV_DONTNEED);
+        protect(first, length, PROT_READ);
+      });
+  } catch (...) {
+    for (std::size_t i = 0; i < count; ++i)
+      if (cache_.contains(pages[i])) {
+        if (protection_.at(pages[i]) != PROT_NONE) protect(pages[i], 1, PROT_NONE);
+        cache_.erase(pages[i]);
+        if (sharing_.drop_copy(home, pages[i])) homes_written_[static_cast<std::size_t>(home)] = true;
+      }
+    throw;
+  }
+  for (std::size_t i = 0; i < count; ++i) state_[pages[i]] = PageState::cached;
+  stats_.pages_fetched += count;
+}
+
+// Cache slots a fetch may use: all but those pinned pages hold.
+std::size_t Dsm::Engine::cache_room() const {
+  const std::size_t pinned = pinned_remote_.load(std::memory_order_relaxed);
+  return cache_.capacity() > pinned ? cache_.capacity() - pinned : 0;
+}
+
+// Frees cache slots until `slots` are free: the least recently faulted
+// pages are written home if dirty, then dropped. Pinned pages, and pages of
+// a batch being fetched (still invalid), are skipped (made recent); pin()
+// keeps pinned pages below the capacity and fetches stay within
+// cache_room(), so victims exist: the bound only guards that promise.
+void Dsm::Engine::make_room(std::size_t slots) {
+  while (cache_.capacity() - cache_.size() < slots) {
+    for (std::size_t tries = 0;
+         pinned(cache_.oldest()) || state_[cache_.oldest()] == PageState::invalid; ++tries) {
+      if (tries == cache_.capacity())
+        throw Error(Errc::no_memory, rank_,
+                    "DSM: every cached page is in use by a transfer (MPIDSM_CACHE_PAGES=" +
+                        std::to_string(cache_.capacity()) + ")");
+      cache_.touch(cache_.oldest());
+    }
+    drop_cached(cache_.oldest());
+    ++stats_.evictions;
+  }
+}
+
+// A cached page (clean or dirty, not pinned) leaves the cache: its changes
+// go home first, its home stops counting this copy.
+void Dsm::Engine::drop_cached(std::size_t page) {
+  if (state_[page] == PageState::dirty) {
+    write_diff(page);
+    flush_written_homes();
+  }
+  settle_prefetch(page);
+  protect(page, 1, PROT_NONE);
+  state_[page] = PageState::invalid;
+  cache_.erase(page);
+  const int home = home_of_page(page);
+  if (sharing_.drop_copy(home, page)) homes_written_[static_cast<std::size_t>(home)] = true;
+}
+
+void Dsm::Engine::make_twin(std::size_t page) {
+  std::int32_t& slot = cache_.entry(page).twin;
+  slot = free_twins_.back();  // never empty: one twin per cache slot
+  free_twins_.pop_back();
+  std::memcpy(twin(page), master(page), page_size_);
+  try {
+    mark_dirty(page, PageState::dirty);
+  } catch (...) {
+    free_twins_.push_back(slot);
+    slot = detail::PageCache::none;
+    throw;
+  }
+}
+
+void Dsm::Engine::mark_dirty(std::size_t page, PageState state) {
+  protect(page, 1, PROT_READ | PROT_WRITE);
+  state_[page] = state;
+  if (!(listed_[page] & kInDirty)) {
+    listed_[page] |= kInDirty;
+    dirty_.push_back(page);
+  }
+}
+
+void Dsm::Engine::pin(const void* address, std::size_t size, bool write) {
+  detail::EngineLock guard(mutex_);
+  const std::size_t first = page_of(address);
+  const std::size_t last = page_of(static_cast<const std::byte*>(address) + size - 1);
+  auto fail = [&](Errc code, const std::string& why) {
+    throw Error(code, rank_,
+                "DSM buffer at " + detail::describe_address(address) + " (" +
+                    std::to_string(size) + " bytes) " + why);
+  };
+  // Pages that will hold a cache slot they did not hold before.
+  std::size_t more = 0;
+  for (std::size_t page = first; page <= last; ++page) {
+    const int home = home_of_page(page);
+    if (home == -1)
+      fail(Errc::unregistered,
+           "reaches unallocated DSM memory at " + detail::describe_address(view(page)));
+    more += home != rank_ && !is_home(state_[page]) && pins_[page] == 0;
+  }
+  if (pinned_remote_.load() + more >= cache_.capacity())
+    fail(Errc::no_memory,
+         "and the DSM buffers already in transfer or made accessible need " +
+             std::to_string(pinned_remote_.load() + more) +
+             " cached pages; MPIDSM_CACHE_PAGES=" + std::to_string(cache_.capacity()) +
+             " keeps one for faults: raise it or transfer in parts");
+  std::size_t page = first;
+  try {
+    for (; page <= last; ++page) {
+      resolve(page, write ? detail::FaultAccess::write : detail::FaultAccess::read);
+      std::atomic_ref<std::uint32_t> pins(pins_[page]);
+      std::uint32_t now = pins.load();
+      std::uint32_t next;
+      do {
+        if ((now & kPinCount) == kPinCount) fail(Errc::out_of_range, "is pinned 2^31 times");
+        const bool first_remote_pin = now == 0 && !is_home(state_[page]);
+        next = first_remote_pin ? kRemotePin | 1 : now + 1;
+      } while (!pins.compare_exchange_weak(now, next));
+      if (next == (kRemotePin | 1)) pinned_remote_.fetch_add(1);
+    }
+  } catch (...) {
+    if (page > first) unpin(view(first), (page - first) * page_size_);
+    throw;
+  }
+}
+
+void Dsm::Engine::unpin(const void* address, std::size_t size) {
+  const std::size_t first = page_of(address);
+  const std::size_t last = page_of(static_cast<const std::byte*>(address) + size - 1);
+  for (std::size_t page = first; page <= last; ++page) {
+    std::atomic_ref<std::uint32_t> pins(pins_[page]);
+    std::uint32_t left = pins.fetch_sub(1) - 1;
+    if (left == kRemotePin && pins.compare_exchange_strong(left, 0)) pinned_remote_.fetch_sub(1);
+  }
+}
+
+}  // namespace mpidsm

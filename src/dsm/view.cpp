@@ -1,0 +1,92 @@
+// The application view's protection, kept within the process's mapping
+// budget (mapping_budget.hpp). A view that would exceed it first unmaps
+// everything it can (coalesce): clean copies are dropped, dirty ones written
+// home first, and home pages parked (PROT_NONE, mapped again at their next
+// access). Pinned pages and the pages being changed stay as they are. The
+// view is then a few mappings again, at the cost of refaulting what is used.
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "engine.hpp"
+
+namespace mpidsm {
+
+void Dsm::Engine::protect(std::size_t page, std::size_t count, int protection) {
+  std::ptrdiff_t change = protection_.change_if(page, count, protection);
+  if (!budget_.try_take(change)) {
+    coalesce(page, count);
+    change = protection_.change_if(page, count, protection);
+    if (!budget_.try_take(change))
+      throw Error(Errc::no_memory, rank_,
+                  "DSM: the view needs more than the " + std::to_string(budget_.limit()) +
+                      " mappings this process may use for it (half of what vm.max_map_count "
+                      "leaves): pages pinned by transfers and DsmAccess are scattered over " +
+                      std::to_string(protection_.mappings()) + " mappings");
+  }
+  if (mprotect(view(page), count * page_size_, protection) != 0) {
+    const int error = errno;
+    budget_.try_take(-change);
+    throw Error(Errc::no_memory, rank_,
+                "DSM: mprotect of " + std::to_string(count) + " pages at " +
+                    detail::describe_address(view(page)) + " failed: " + std::strerror(error));
+  }
+  protection_.set(page, count, protection);
+  ++protection_changes_;
+}
+
+void Dsm::Engine::coalesce(std::size_t keep_first, std::size_t keep_count) {
+  ++stats_.mapping_resets;
+  auto droppable = [&](std::size_t page) {
+    if (protection_.at(page) == PROT_NONE || pinned(page)) return false;
+    if (page >= keep_first && page < keep_first + keep_count) return false;
+    // A cached page still invalid belongs to a batch being fetched.
+    return state_[page] != PageState::invalid;
+  };
+  for (std::size_t page = 0; page < pages_;) {
+    if (!droppable(page)) {
+      ++page;
+      continue;
+    }
+    std::size_t end = page + 1;
+    while (end < pages_ && droppable(end)) ++end;
+    // Nothing writes these pages from here on; the budget may be exceeded
+    // for this one call, which gives back far more than it takes.
+    if (mprotect(view(page), (end - page) * page_size_, PROT_NONE) != 0)
+      throw Error(Errc::no_memory, rank_,
+                  std::string("DSM: mprotect while giving mappings back failed: ") +
+                      std::strerror(errno));
+    budget_.try_take(protection_.change_if(page, end - page, PROT_NONE), true);
+    protection_.set(page, end - page, PROT_NONE);
+    ++protection_changes_;
+    for (; page < end; ++page) {
+      switch (state_[page]) {
+        case PageState::dirty:
+          write_diff(page, true);
+          [[fallthrough]];
+        case PageState::cached: {
+          settle_prefetch(page);
+          state_[page] = PageState::invalid;
+          cache_.erase(page);
+          const int home = home_of_page(page);
+          if (sharing_.drop_copy(home, page)) homes_written_[static_cast<std::size_t>(home)] = true;
+          break;
+        }
+        case PageState::home_exclusive:
+          // Written without notices so far: a copy made meanwhile needs one.
+          if (sharing_.sharers(page) != 0) record_notice(page);
+          state_[page] = PageState::home_parked;
+          break;
+        case PageState::home_dirty:
+          record_notice(page);
+          [[fallthrough]];
+        default:
+          state_[page] = PageState::home_parked;
+      }
+    }
+  }
+  flush_written_homes();
+}
+
+}  // namespace mpidsm
