@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "placement.hpp"
+#include "test_hooks.hpp"
 #include "transport/mpi_exchange.hpp"
 
 namespace mpidsm {
@@ -117,6 +118,8 @@ void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {
                            [](std::size_t page, const Allocation& a) { return page < a.first; }),
           Allocation{*first, pages, placement});
       try {
+        unmap(*first, pages);  // what an earlier failed free may have left mapped
+        detail::fail_if_injected(detail::FailurePoint::allocate_homes, rank_);
         place_homes(*first, pages, placement);
       } catch (const Error& e) {
         failure = e;
@@ -206,16 +209,16 @@ std::size_t Dsm::Engine::pinned_in(std::size_t first, std::size_t pages) const {
 // may have it registered (pinned), pages are kept and every page this rank
 // homed or fetched is zeroed instead: a fresh page behind a registration
 // would no longer be the one remote puts reach.
+// The bookkeeping is undone even when unmapping fails (the error is thrown
+// after), so every rank's allocator stays the same; the next allocation of
+// these pages unmaps what was left.
 void Dsm::Engine::forget_allocation(std::size_t first, std::size_t pages) {
-  for (std::size_t page = first; page < first + pages;) {
-    if (protection_.at(page) == PROT_NONE) {
-      ++page;
-      continue;
-    }
-    std::size_t end = page + 1;
-    while (end < first + pages && protection_.at(end) != PROT_NONE) ++end;
-    protect(page, end - page, PROT_NONE);
-    page = end;
+  std::optional<Error> unmapped;
+  try {
+    detail::fail_if_injected(detail::FailurePoint::free_unmap, rank_);
+    unmap(first, pages);
+  } catch (const Error& e) {
+    unmapped = e;
   }
   const bool give_back = master_.all_mapped();
   for (std::size_t page = first; page < first + pages; ++page) {
@@ -235,6 +238,20 @@ void Dsm::Engine::forget_allocation(std::size_t first, std::size_t pages) {
   sharing_.forget(first, pages);
   directory_.forget(first, pages);
   allocator_.free(first);
+  if (unmapped) throw *unmapped;
+}
+
+void Dsm::Engine::unmap(std::size_t first, std::size_t pages) {
+  for (std::size_t page = first; page < first + pages;) {
+    if (protection_.at(page) == PROT_NONE) {
+      ++page;
+      continue;
+    }
+    std::size_t end = page + 1;
+    while (end < first + pages && protection_.at(end) != PROT_NONE) ++end;
+    protect(page, end - page, PROT_NONE);
+    page = end;
+  }
 }
 
 int Dsm::Engine::home_of(const void* address) {

@@ -124,6 +124,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   void become_home(std::size_t page);
   void place_homes(std::size_t first, std::size_t pages, const Placement& placement);
   void forget_allocation(std::size_t first, std::size_t pages);
+  void unmap(std::size_t first, std::size_t pages);
   std::size_t pinned_in(std::size_t first, std::size_t pages) const;
   // synchronisation.cpp
   void check_lock_id(std::size_t id, const char* operation) const;

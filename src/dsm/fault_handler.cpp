@@ -12,6 +12,7 @@
 
 #include "engine_lock.hpp"
 #include "mpidsm/error.hpp"
+#include "test_hooks.hpp"
 
 namespace mpidsm::detail {
 
@@ -36,6 +37,7 @@ struct sigaction previous {};
 // executable). Elsewhere the engine infers it from the page's state.
 FaultAccess access_of(void* context, bool& instruction_fetch) {
   instruction_fetch = false;
+  if (!fault_access_reported()) return FaultAccess::unknown;
 #if defined(__x86_64__)
   const auto error = static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_ERR];
   instruction_fetch = (error & 0x10) != 0;

@@ -54,6 +54,28 @@ bool same_memory(std::byte* view, std::byte* master, std::size_t page) {
   return mprotect(view, page, PROT_NONE) == 0 && view_to_master && master_to_view;
 }
 
+// The kernel's mappings that lie in [begin, begin+size).
+std::size_t mappings_in(const std::byte* begin, std::size_t size) {
+  std::FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (!maps) return 0;
+  std::size_t count = 0;
+  unsigned long low = 0, high = 0;
+  char line[512];
+  const auto first = reinterpret_cast<unsigned long>(begin), last = first + size;
+  while (std::fgets(line, sizeof line, maps))
+    if (std::sscanf(line, "%lx-%lx", &low, &high) == 2 && low < last && high > first) ++count;
+  std::fclose(maps);
+  return count;
+}
+
+// Whether the view's mappings merge again once protection is uniform: the
+// DSM splits the view page by page and relies on the kernel merging it
+// back (SysV shared memory, for one, never merges). Checked on two pages.
+bool merges_again(std::byte* view, std::size_t page) {
+  return mprotect(view, 3 * page, PROT_NONE) == 0 && mprotect(view + page, page, PROT_READ) == 0 &&
+         mprotect(view + page, page, PROT_NONE) == 0 && mappings_in(view, 3 * page) == 1;
+}
+
 }  // namespace
 
 DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size)
@@ -102,7 +124,9 @@ DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size)
     throw;
   }
   master_ = static_cast<std::byte*>(master_region_.local_base());
-  int shared = alias_at(master_, size, view_);
+  // The alias must also merge its mappings back once split (see merges_again).
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  int shared = alias_at(master_, size, view_) && (size < 3 * page || merges_again(view_, page));
   int all_shared = 0;
   check_mpi(rank, "MPI_Allreduce", MPI_Allreduce(&shared, &all_shared, 1, MPI_INT, MPI_MIN, comm));
   if (!all_shared) {
@@ -119,7 +143,6 @@ DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size)
       throw;
     }
   }
-  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   if (mprotect(view_, size, PROT_NONE) != 0 || mprotect(view_, page, PROT_READ) != 0 ||
       mprotect(view_, size, PROT_NONE) != 0)
     failure =

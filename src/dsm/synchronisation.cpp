@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "engine.hpp"
+#include "test_hooks.hpp"
 #include "ticks.hpp"
 #include "transport/mpi_exchange.hpp"
 
@@ -32,6 +33,7 @@ void Dsm::Engine::barrier() {
     if (!holds_lock) {
       ++stats_.barriers;
       try {
+        detail::fail_if_injected(detail::FailurePoint::barrier_release, rank_);
         release();
       } catch (const Error& e) {
         failure = e;

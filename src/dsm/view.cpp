@@ -30,7 +30,9 @@ void Dsm::Engine::protect(std::size_t page, std::size_t count, int protection) {
     budget_.try_take(-change);
     throw Error(Errc::no_memory, rank_,
                 "DSM: mprotect of " + std::to_string(count) + " pages at " +
-                    detail::describe_address(view(page)) + " failed: " + std::strerror(error));
+                    detail::describe_address(view(page)) + " failed: " + std::strerror(error) +
+                    " (the view holds " + std::to_string(protection_.mappings()) +
+                    " mappings; the DSM's budget is " + std::to_string(budget_.limit()) + ")");
   }
   protection_.set(page, count, protection);
   ++protection_changes_;

@@ -64,11 +64,15 @@ void throw_if_any_failed(MPI_Comm comm, int rank, const std::optional<Error>& lo
                          const std::string& operation) {
   int failed = first_failed_rank(comm, !local.has_value());
   if (failed < 0) return;
-  int code = local ? static_cast<int>(local->code()) : 0;
-  check_mpi(rank, "MPI_Bcast", MPI_Bcast(&code, 1, MPI_INT, failed, comm));
+  // The failing rank's code and message reach every rank, so each reports the cause.
+  int head[2] = {local ? static_cast<int>(local->code()) : 0,
+                 local ? static_cast<int>(local->message().size()) : 0};
+  check_mpi(rank, "MPI_Bcast", MPI_Bcast(head, 2, MPI_INT, failed, comm));
+  std::string message = local ? local->message() : std::string(static_cast<std::size_t>(head[1]), ' ');
+  check_mpi(rank, "MPI_Bcast", MPI_Bcast(message.data(), head[1], MPI_CHAR, failed, comm));
   if (local) throw *local;
-  throw Error(static_cast<Errc>(code), rank,
-              operation + " failed on rank " + std::to_string(failed));
+  throw Error(static_cast<Errc>(head[0]), rank,
+              operation + " failed on rank " + std::to_string(failed) + ": " + message);
 }
 
 ValueRange value_range(MPI_Comm comm, int rank, std::span<const long long> mine) {

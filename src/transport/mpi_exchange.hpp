@@ -20,7 +20,7 @@ std::vector<std::vector<std::byte>> allgather_blobs(MPI_Comm comm, std::span<con
 
 // Collective agreement on a step that may fail locally: when any rank holds a
 // `local` error, every rank throws, the failing ranks their own error, the
-// others one with the same code saying "<operation> failed on rank N".
+// others one with the same code saying "<operation> failed on rank N: <its message>".
 void throw_if_any_failed(MPI_Comm comm, int rank, const std::optional<Error>& local,
                          const std::string& operation);
 

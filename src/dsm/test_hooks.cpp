@@ -1,0 +1,48 @@
+#include "test_hooks.hpp"
+
+#include <array>
+#include <atomic>
+
+#include "mpidsm/error.hpp"
+
+namespace mpidsm::detail {
+namespace {
+
+std::array<std::atomic<bool>, static_cast<std::size_t>(FailurePoint::count)> armed{};
+std::atomic<bool> access_reported{true};
+
+const char* name_of(FailurePoint point) {
+  switch (point) {
+    case FailurePoint::barrier_release:
+      return "the release of Dsm::barrier";
+    case FailurePoint::allocate_homes:
+      return "mapping the homes of Dsm::allocate";
+    case FailurePoint::free_unmap:
+      return "unmapping the pages of Dsm::free";
+    case FailurePoint::count:
+      break;
+  }
+  return "?";
+}
+
+}  // namespace
+
+void inject_failure(FailurePoint point) {
+  armed[static_cast<std::size_t>(point)].store(true, std::memory_order_relaxed);
+}
+
+void fail_if_injected(FailurePoint point, int rank) {
+  auto& flag = armed[static_cast<std::size_t>(point)];
+  if (!flag.load(std::memory_order_relaxed) || !flag.exchange(false)) return;
+  throw Error(Errc::no_memory, rank, std::string("injected failure in ") + name_of(point));
+}
+
+void set_fault_access_reported(bool reported) {
+  access_reported.store(reported, std::memory_order_relaxed);
+}
+
+bool fault_access_reported() {
+  return access_reported.load(std::memory_order_relaxed);
+}
+
+}  // namespace mpidsm::detail

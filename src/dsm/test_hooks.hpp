@@ -1,0 +1,21 @@
+// Hooks for tests of behaviour that real hardware or the kernel cause only
+// rarely: a local failure at a chosen point of a collective operation, and
+// a CPU that does not report whether a fault was a write. Internal (no
+// public header declares them); each costs one relaxed load where checked.
+#pragma once
+
+namespace mpidsm::detail {
+
+enum class FailurePoint { barrier_release, allocate_homes, free_unmap, count };
+
+// The next pass of this process through `point` throws Error(no_memory).
+void inject_failure(FailurePoint point);
+// Throws (once) when a failure was injected at `point`.
+void fail_if_injected(FailurePoint point, int rank);
+
+// false: the fault handler treats every access as of unknown kind, as on
+// CPUs without x86-64's page-fault error code.
+void set_fault_access_reported(bool reported);
+bool fault_access_reported();
+
+}  // namespace mpidsm::detail
