@@ -1,4 +1,5 @@
-# mpidsm_add_mpi_test(<name> SOURCES <files...> NP <n...> [BARE] [ENV <VAR=value...>] [SUFFIX <s>])
+# mpidsm_add_mpi_test(<name> SOURCES <files...> NP <n...> [BARE] [ENV <VAR=value...>]
+#                     [SUFFIX <s>] [ARGS <program arguments...>])
 #
 # Builds one GoogleTest executable linked with the MPI-aware gtest main and
 # registers it in CTest once per rank count, as <name>.np<N>[.<suffix>], run
@@ -45,7 +46,7 @@ function(mpidsm_mpirun_command out np bare)
 endfunction()
 
 function(mpidsm_add_mpi_test name)
-  cmake_parse_arguments(ARG "BARE" "SUFFIX" "SOURCES;NP;ENV" ${ARGN})
+  cmake_parse_arguments(ARG "BARE" "SUFFIX" "SOURCES;NP;ENV;ARGS" ${ARGN})
   mpidsm_add_mpi_test_executable(${name} SOURCES ${ARG_SOURCES})
   foreach(np IN LISTS ARG_NP)
     set(test_name ${name}.np${np})
@@ -53,7 +54,8 @@ function(mpidsm_add_mpi_test name)
       string(APPEND test_name .${ARG_SUFFIX})
     endif()
     mpidsm_mpirun_command(mpirun ${np} "${ARG_BARE}" ${ARG_ENV})
-    add_test(NAME ${test_name} COMMAND ${mpirun} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
+    add_test(NAME ${test_name} COMMAND ${mpirun} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS}
+                                       ${ARG_ARGS})
     set_tests_properties(${test_name} PROPERTIES TIMEOUT ${MPIDSM_MPI_TEST_TIMEOUT}
                                                  PROCESSORS ${np})
   endforeach()

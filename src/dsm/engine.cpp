@@ -33,7 +33,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       max_checking_pages_(settings.max_checking_pages),
       print_stats_at_exit_(settings.print_stats),
       track_prefetch_use_(settings.print_stats),
-      region_(runtime.comm(), transport_, settings.size),
+      region_(runtime.comm(), transport_, settings.size, runtime.config().direct_access),
       pages_(region_.size() / page_size_),
       allocator_(pages_, 1),
       master_(region_.master_region()),
@@ -67,8 +67,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   barrier_scratch_.outgoing.reserve(pages_);
   acquired_notices_.reserve(detail::LockRecordLayout::ring_entries);
   for (int peer = 0; peer < runtime.size(); ++peer)
-    mapped_master_.push_back(
-        runtime.config().direct_access ? static_cast<std::byte*>(master_.mapped(peer)) : nullptr);
+    mapped_master_.push_back(region_.peer_master(peer));
   pagemap_fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   detail::register_fault_range(region_.view(), region_.size(), this);
 }
@@ -205,7 +204,8 @@ std::size_t Dsm::Engine::pinned_in(std::size_t first, std::size_t pages) const {
 }
 
 // Unmaps an allocation's pages and forgets them. A later allocation here must
-// read as zero. On one node the memory goes back to the kernel. Where a NIC
+// read as zero. When every peer maps this rank's memory (one node, nothing
+// reaches it through a NIC) the memory goes back to the kernel. Where a NIC
 // may have it registered (pinned), pages are kept and every page this rank
 // homed or fetched is zeroed instead: a fresh page behind a registration
 // would no longer be the one remote puts reach.
@@ -220,7 +220,7 @@ void Dsm::Engine::forget_allocation(std::size_t first, std::size_t pages) {
   } catch (const Error& e) {
     unmapped = e;
   }
-  const bool give_back = master_.all_mapped();
+  const bool give_back = region_.every_peer_mapped();
   for (std::size_t page = first; page < first + pages; ++page) {
     if (cache_.contains(page)) {
       settle_prefetch(page);

@@ -1,7 +1,7 @@
 #include "region.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -28,16 +28,6 @@ void* reserve(void* hint, std::size_t size, bool fixed) {
     return nullptr;
   }
   return at;
-}
-
-// mremap straight to the kernel: UCX's memory hooks (libucm) replace the libc
-// wrapper with a four-argument version that drops new_address, so through
-// libc a MREMAP_FIXED call maps somewhere else (address 0 for root) and
-// reports success. The result is compared with the address asked for anyway.
-bool alias_at(void* source, std::size_t size, void* target) {
-  const long at = syscall(SYS_mremap, source, std::size_t{0}, size,
-                          MREMAP_MAYMOVE | MREMAP_FIXED, target);
-  return at != -1 && reinterpret_cast<void*>(at) == target;
 }
 
 // Whether `view` and `master` are one memory: a store through either is
@@ -69,19 +59,25 @@ std::size_t mappings_in(const std::byte* begin, std::size_t size) {
 }
 
 // Whether the view's mappings merge again once protection is uniform: the
-// DSM splits the view page by page and relies on the kernel merging it
-// back (SysV shared memory, for one, never merges). Checked on two pages.
+// DSM splits the view page by page and relies on the kernel merging it back.
 bool merges_again(std::byte* view, std::size_t page) {
-  return mprotect(view, 3 * page, PROT_NONE) == 0 && mprotect(view + page, page, PROT_READ) == 0 &&
+  return mprotect(view + page, page, PROT_READ) == 0 &&
          mprotect(view + page, page, PROT_NONE) == 0 && mappings_in(view, 3 * page) == 1;
 }
 
+// What each rank tells the others so that same-node peers map its memfd.
+struct Published {
+  std::int64_t pid;
+  std::int64_t fd;
+};
+
 }  // namespace
 
-DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size)
+DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size, bool direct_access)
     : transport_(transport), size_(size) {
-  int rank = 0;
+  int rank = 0, ranks = 0;
   MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
   // Rank 0 proposes an address it reserved; the others try to reserve the
   // same range. A refused proposal is kept reserved by rank 0 while it
   // proposes the next, so it never proposes the same range twice.
@@ -110,71 +106,79 @@ DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size)
                 "DSM region: no virtual address range of " + std::to_string(size) +
                     " bytes (MPIDSM_DSM_SIZE) is free on every rank");
   view_ = static_cast<std::byte*>(agreed);
+  peers_.assign(static_cast<std::size_t>(ranks), nullptr);
 
-  // Preferred: memory UCX allocates (peers on this node map it), viewed a
-  // second time with mremap. Where UCX allocates private memory (no shared-
-  // memory transport, e.g. UCX_TLS=tcp), every rank falls back to a memfd
-  // mapped twice, its master mapping registered with UCX.
-  std::string failure;
-  try {
-    master_region_ = transport.allocate(size);
-  } catch (const Error&) {
-    munmap(view_, size);
-    view_ = nullptr;
-    throw;
-  }
-  master_ = static_cast<std::byte*>(master_region_.local_base());
-  // The alias must also merge its mappings back once split (see merges_again).
-  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  int shared = alias_at(master_, size, view_) && (size < 3 * page || merges_again(view_, page));
-  int all_shared = 0;
-  check_mpi(rank, "MPI_Allreduce", MPI_Allreduce(&shared, &all_shared, 1, MPI_INT, MPI_MIN, comm));
-  if (!all_shared) {
-    transport.deregister(master_region_);
-    master_ = nullptr;
-    failure = map_memfd();
-    std::optional<Error> error;
-    if (!failure.empty()) error.emplace(Errc::no_memory, rank, "DSM region: " + failure);
-    try {
-      throw_if_any_failed(comm, rank, error, "DSM region set-up");
-      master_region_ = transport.register_memory(master_, size);
-    } catch (const Error&) {
-      release();
-      throw;
-    }
-  }
-  if (mprotect(view_, size, PROT_NONE) != 0 || mprotect(view_, page, PROT_READ) != 0 ||
-      mprotect(view_, size, PROT_NONE) != 0)
-    failure =
-        "the application view cannot be protected page by page (huge pages? set "
-        "UCX_POSIX_HUGETLB_MODE=n)";
-  else if (!same_memory(view_, master_, page))
-    failure =
-        "the application view and the master copy are not the same memory (a store through "
-        "one is not seen through the other); mapping the region twice failed";
   std::optional<Error> error;
-  if (!failure.empty()) error.emplace(Errc::no_memory, rank, "DSM region: " + failure);
+  if (const std::string failure = map_views(); !failure.empty())
+    error.emplace(Errc::no_memory, rank, "DSM region: " + failure);
   try {
     throw_if_any_failed(comm, rank, error, "DSM region set-up");
+    master_region_ = transport.register_memory(master_, size);
+    peers_[static_cast<std::size_t>(rank)] = master_;
+    if (direct_access) map_peers(comm, rank);
   } catch (const Error&) {
     release();
     throw;
   }
 }
 
-std::string DsmRegion::map_memfd() {
+// Both views of one memfd; every resulting address is checked, never trusted
+// (a libc wrapper may be replaced by UCX's memory hooks).
+std::string DsmRegion::map_views() {
   fd_ = memfd_create("mpidsm-dsm", MFD_CLOEXEC);
   if (fd_ < 0 || ftruncate(fd_, static_cast<off_t>(size_)) != 0)
     return "memfd of " + std::to_string(size_) + " bytes: " + std::strerror(errno);
   void* view = mmap(view_, size_, PROT_NONE, MAP_SHARED | MAP_FIXED, fd_, 0);
-  if (view != view_)
-    return view == MAP_FAILED ? std::string("mapping the application view: ") + std::strerror(errno)
-                              : std::string("mapping the application view: placed at the wrong "
-                                            "address");
+  if (view != view_) {
+    if (view == MAP_FAILED) return std::string("mapping the application view: ") + std::strerror(errno);
+    return "mapping the application view: placed at the wrong address";
+  }
   void* master = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (master == MAP_FAILED) return std::string("mapping the master view: ") + std::strerror(errno);
   master_ = static_cast<std::byte*>(master);
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  if (!same_memory(view_, master_, page))
+    return "the application view and the master copy are not the same memory (a store through "
+           "one is not seen through the other)";
+  if (size_ >= 3 * page && !merges_again(view_, page))
+    return "the application view's mappings do not merge again once split (protection changes "
+           "would exhaust vm.max_map_count)";
   return {};
+}
+
+// Peers UCX reaches through shared memory (a probe allocation tells, so
+// ranks on other nodes, or in other IPC namespaces, are never mapped) map
+// each other's memfd. A peer whose memfd cannot be opened (another user, a
+// different PID namespace) is reached through UCX instead.
+void DsmRegion::map_peers(MPI_Comm comm, int rank) {
+  MemoryRegion probe = transport_.allocate(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
+  std::vector<bool> same_node(peers_.size());
+  for (std::size_t peer = 0; peer < peers_.size(); ++peer)
+    same_node[peer] = probe.mapped(static_cast<int>(peer)) != nullptr;
+  transport_.deregister(probe);
+  const Published mine{getpid(), fd_};
+  std::vector<Published> all(peers_.size());
+  check_mpi(rank, "MPI_Allgather",
+            MPI_Allgather(&mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm));
+  for (std::size_t peer = 0; peer < peers_.size(); ++peer) {
+    if (static_cast<int>(peer) == rank || !same_node[peer]) continue;
+    const std::string path =
+        "/proc/" + std::to_string(all[peer].pid) + "/fd/" + std::to_string(all[peer].fd);
+    const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) continue;
+    void* at = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (at != MAP_FAILED) peers_[peer] = static_cast<std::byte*>(at);
+  }
+  // Nobody closes its memfd before every peer opened it (the destructor is
+  // collective too).
+  check_mpi(rank, "MPI_Barrier", MPI_Barrier(comm));
+}
+
+bool DsmRegion::every_peer_mapped() const {
+  for (std::byte* peer : peers_)
+    if (!peer) return false;
+  return true;
 }
 
 void DsmRegion::discard(std::size_t offset, std::size_t bytes) {
@@ -186,6 +190,9 @@ DsmRegion::~DsmRegion() {
 }
 
 void DsmRegion::release() noexcept {
+  for (std::size_t peer = 0; peer < peers_.size(); ++peer)
+    if (peers_[peer] && peers_[peer] != master_) munmap(peers_[peer], size_);
+  peers_.clear();
   if (view_) munmap(view_, size_);
   view_ = nullptr;
   if (master_region_.valid()) {
@@ -195,12 +202,10 @@ void DsmRegion::release() noexcept {
       std::fprintf(stderr, "%s\n", e.what());
     }
   }
-  if (fd_ >= 0) {  // the memfd fallback: the master mapping is ours
-    if (master_) munmap(master_, size_);
-    close(fd_);
-    fd_ = -1;
-  }
+  if (master_) munmap(master_, size_);
   master_ = nullptr;
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
 }
 
 }  // namespace mpidsm::detail

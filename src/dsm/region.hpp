@@ -1,20 +1,25 @@
-// The DSM region's memory: one shared allocation seen through two mappings.
-// (Without a shared-memory transport UCX allocates private memory; then a
-// memfd mapped twice takes its place, the master mapping registered.)
-// The master view is memory UCX allocated (shared memory on one node), so
-// peers reach it with one-sided operations or, on the same node, plain
-// loads and stores through ucp_rkey_ptr, without this rank's CPU. The
-// application view is a second mapping of the same pages (mremap of size 0)
-// at the same virtual address on every rank; it carries the per-page
-// protection that drives the protocol, so remote accesses never fault.
-// On each rank the page at a page's offset is the master copy when the rank
-// is its home and the cached copy otherwise; untouched pages take no memory.
+// The DSM region's memory: one memfd seen through two mappings on each rank.
+// The application view sits at the same virtual address on every rank and
+// carries the per-page protection that drives the protocol; the master view
+// is always readable and writable, registered with UCX, so remote accesses
+// and the engine's own copies never fault. On each rank the page at a page's
+// offset is the master copy when the rank is its home and the cached copy
+// otherwise; untouched pages take no memory.
+//
+// Peers on the same node (those UCX itself reaches through shared memory)
+// also map each other's memfd (through /proc/<pid>/fd), so misses and diffs
+// between them are plain copies, without UCX and without the home's CPU.
+//
+// Why not a second mapping of memory UCX allocated: SysV memory never merges
+// its mappings again once mprotect split them (the view would run out of
+// them), and UCX's POSIX allocator writes the whole file at allocation.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "mpidsm/transport.hpp"
 
@@ -23,18 +28,23 @@ namespace mpidsm::detail {
 class DsmRegion {
  public:
   // Collective: agrees on an address free on every rank (Errc::no_memory
-  // naming the size when none is found), lets the transport allocate the
-  // master view and maps the application view there, PROT_NONE.
-  DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size);
-  ~DsmRegion();
+  // naming the size when none is found), maps both views and registers the
+  // master; with `direct_access`, maps same-node peers' masters too.
+  DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size, bool direct_access);
+  ~DsmRegion();  // collective
   DsmRegion(const DsmRegion&) = delete;
   DsmRegion& operator=(const DsmRegion&) = delete;
 
   std::byte* view() const { return view_; }      // the application's view
   std::byte* master() const { return master_; }  // read-write, registered with UCX
   const MemoryRegion& master_region() const { return master_region_; }
+  // Rank `peer`'s master mapped here (this rank's own for itself), or
+  // nullptr when only UCX reaches it.
+  std::byte* peer_master(int peer) const { return peers_[static_cast<std::size_t>(peer)]; }
+  bool every_peer_mapped() const;
   std::size_t size() const { return size_; }
-  // Drops the memory of [offset, offset+bytes) of the region so it reads as zero again.
+  // Drops the memory of [offset, offset+bytes) so it reads as zero again, for
+  // every rank mapping it.
   void discard(std::size_t offset, std::size_t bytes);
   bool contains(const void* address) const {
     auto* at = static_cast<const std::byte*>(address);
@@ -42,15 +52,17 @@ class DsmRegion {
   }
 
  private:
+  std::string map_views();  // returns what failed, or ""
+  void map_peers(MPI_Comm comm, int rank);
   void release() noexcept;
-  std::string map_memfd();  // the fallback; returns what failed, or ""
 
   Transport& transport_;
   MemoryRegion master_region_;
-  int fd_ = -1;  // the memfd fallback only
+  int fd_ = -1;
   std::size_t size_ = 0;
   std::byte* view_ = nullptr;
   std::byte* master_ = nullptr;
+  std::vector<std::byte*> peers_;  // per rank; owned mappings except this rank's
 };
 
 }  // namespace mpidsm::detail

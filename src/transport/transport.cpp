@@ -42,18 +42,6 @@ ucp_context_h create_context(int rank, int size, bool shared_memory_only,
       detail::throw_ucx(rank, "ucp_config_modify(TLS)", no_rank, status);
     }
   }
-  // POSIX shared memory before SysV: a second mapping of SysV memory (the
-  // DSM's view) never merges again once mprotect split it (the kernel keeps
-  // mappings with a close operation apart), and the DSM changes protection
-  // page by page. UCX_ALLOC_PRIO, when the user sets it, wins.
-  if (std::getenv("UCX_ALLOC_PRIO") == nullptr) {
-    ucs_status_t status =
-        ucp_config_modify(config, "ALLOC_PRIO", "md:posix,md:sysv,huge,thp,md:*,mmap,heap");
-    if (status != UCS_OK) {
-      ucp_config_release(config);
-      detail::throw_ucx(rank, "ucp_config_modify(ALLOC_PRIO)", no_rank, status);
-    }
-  }
   if (options.rndv_threshold != 0) {
     ucs_status_t status =
         ucp_config_modify(config, "RNDV_THRESH", std::to_string(options.rndv_threshold).c_str());
