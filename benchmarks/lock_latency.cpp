@@ -2,7 +2,12 @@
 //   uncontended  rank 0 alone; MPI: MPI_Win_lock(EXCLUSIVE, 1) + MPI_Win_unlock
 //   contended    every rank locks and unlocks the same lock in a loop (with two
 //                ranks, each acquisition is a hand-off); time per pair on rank 0
+//   homes_1GiB   rank 0 homes 1 GiB (262,144 pages) and rank 1 has just copied
+//                one more of them: rank 0's lock + unlock (its release must
+//                not look at every page it homes); MPI as uncontended
 //   mpirun -np N lock_latency [-i n] [-x n] [-f] [--csv]
+#include <algorithm>
+
 #include "harness.hpp"
 #include "mpidsm/dsm.hpp"
 
@@ -67,6 +72,37 @@ int main(int argc, char** argv) {
       return t;
     };
     h.run(contended);
+
+    // A second region with 1 GiB homed on rank 0, prefetch off so that each
+    // read by rank 1 copies exactly one new page.
+    DsmSettings big = DsmSettings::from(h.runtime().config());
+    big.size = (std::size_t{1} << 30) + (std::size_t{64} << 20);
+    big.prefetch_pages = 0;
+    Dsm homes(h.runtime(), big);
+    const std::size_t page = homes.page_size(), homed = (std::size_t{1} << 30) / page;
+    auto* data = homes.allocate<std::byte>(homed * page, Placement::on(0));
+    std::size_t copied = 0;
+    Row many;
+    many.label = "homes_1GiB";
+    many.mpidsm = [&](std::size_t, int iterations) {
+      const int n = std::min(iterations, 2000);  // each copies a page on rank 1
+      double total = 0;
+      for (int i = 0; i < n; ++i, ++copied) {
+        if (me == 1) (void)*reinterpret_cast<volatile std::byte*>(data + (copied % homed) * page);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (me == 0) {
+          const double start = seconds();
+          homes.lock(kLock);
+          homes.unlock(kLock);
+          total += seconds() - start;
+        }
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+      return total / n;
+    };
+    many.mpi = alone.mpi;
+    h.run(many);
+    homes.free(data);
     MPI_Win_free(&win);
   }
   MPI_Finalize();
