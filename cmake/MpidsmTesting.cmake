@@ -1,5 +1,5 @@
 # mpidsm_add_mpi_test(<name> SOURCES <files...> NP <n...> [BARE] [ENV <VAR=value...>]
-#                     [SUFFIX <s>] [ARGS <program arguments...>])
+#                     [SUFFIX <s>] [ARGS <program arguments...>] [TIMEOUT <seconds>])
 #
 # Builds one GoogleTest executable linked with the MPI-aware gtest main and
 # registers it in CTest once per rank count, as <name>.np<N>[.<suffix>], run
@@ -46,7 +46,10 @@ function(mpidsm_mpirun_command out np bare)
 endfunction()
 
 function(mpidsm_add_mpi_test name)
-  cmake_parse_arguments(ARG "BARE" "SUFFIX" "SOURCES;NP;ENV;ARGS" ${ARGN})
+  cmake_parse_arguments(ARG "BARE" "SUFFIX;TIMEOUT" "SOURCES;NP;ENV;ARGS" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT ${MPIDSM_MPI_TEST_TIMEOUT})
+  endif()
   mpidsm_add_mpi_test_executable(${name} SOURCES ${ARG_SOURCES})
   foreach(np IN LISTS ARG_NP)
     set(test_name ${name}.np${np})
@@ -56,7 +59,6 @@ function(mpidsm_add_mpi_test name)
     mpidsm_mpirun_command(mpirun ${np} "${ARG_BARE}" ${ARG_ENV})
     add_test(NAME ${test_name} COMMAND ${mpirun} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS}
                                        ${ARG_ARGS})
-    set_tests_properties(${test_name} PROPERTIES TIMEOUT ${MPIDSM_MPI_TEST_TIMEOUT}
-                                                 PROCESSORS ${np})
+    set_tests_properties(${test_name} PROPERTIES TIMEOUT ${ARG_TIMEOUT} PROCESSORS ${np})
   endforeach()
 endfunction()

@@ -7,8 +7,9 @@
 // hold its writer's last round, every counter the number of increments, and
 // every transfer must have delivered its bytes.
 //
-// MPIDSM_STRESS_SECONDS (default 2) bounds the run; set it higher for a soak.
-// The seed is printed; MPIDSM_STRESS_SEED replays one.
+// DSM_STRESS_SECONDS (default 2) bounds the run; set it higher for a soak
+// (CMake: -DMPIDSM_STRESS_SECONDS). The seed is printed; DSM_STRESS_SEED
+// replays one.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -35,16 +36,16 @@ std::uint8_t value_of(int round, std::size_t index) {
 }
 
 double stress_seconds() {
-  const char* text = std::getenv("MPIDSM_STRESS_SECONDS");
+  const char* text = std::getenv("DSM_STRESS_SECONDS");
   return text ? std::atof(text) : 2.0;
 }
 
 std::uint64_t stress_seed() {
   std::uint64_t seed = 0;
   if (testing::world_rank() == 0) {
-    const char* text = std::getenv("MPIDSM_STRESS_SEED");
+    const char* text = std::getenv("DSM_STRESS_SEED");
     seed = text ? std::strtoull(text, nullptr, 10) : std::random_device{}();
-    std::printf("# stress seed %llu (MPIDSM_STRESS_SEED replays it)\n",
+    std::printf("# stress seed %llu (DSM_STRESS_SEED replays it)\n",
                 static_cast<unsigned long long>(seed));
   }
   MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);

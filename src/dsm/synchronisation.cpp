@@ -89,7 +89,7 @@ void Dsm::Engine::barrier() {
         MPI_Allgatherv(x.outgoing.data(), static_cast<int>(x.outgoing.size()), MPI_INT64_T,
                        x.incoming.data(), x.sizes.data(), x.offsets.data(), MPI_INT64_T, comm));
   }
-  {
+  if (total > 0 || lock_notices_before > 0) {
     detail::EngineLock guard(mutex_);
     // The barrier delivered these to everyone; later ones wait for the next unlock.
     forget_lock_notices(lock_notices_before);
