@@ -33,10 +33,6 @@ MappingBudget& MappingBudget::process() {
   return budget;
 }
 
-std::size_t MappingBudget::used() const {
-  return static_cast<std::size_t>(used_mappings.load(std::memory_order_relaxed));
-}
-
 bool MappingBudget::try_take(std::ptrdiff_t delta, bool force) {
   std::ptrdiff_t now = used_mappings.load(std::memory_order_relaxed);
   do {

@@ -14,7 +14,6 @@ class MappingBudget {
   static MappingBudget& process();
 
   std::size_t limit() const { return limit_; }
-  std::size_t used() const;
   // Takes `delta` (may be negative) when the total stays within the limit,
   // or in any case when `force`.
   bool try_take(std::ptrdiff_t delta, bool force = false);

@@ -1,0 +1,75 @@
+// Bookkeeping of the DSM's view and copy log, driven without MPI or UCX: the
+// mappings a pattern of protections needs, and the copy log's lap marks.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <random>
+#include <vector>
+
+#include "dsm/copy_log.hpp"
+#include "dsm/protection_map.hpp"
+
+namespace mpidsm::detail {
+namespace {
+
+// Mappings of a protection pattern counted the slow way: runs of equal values.
+std::size_t runs(const std::vector<int>& protection) {
+  std::size_t n = 1;
+  for (std::size_t p = 1; p < protection.size(); ++p) n += protection[p] != protection[p - 1];
+  return n;
+}
+
+TEST(ProtectionMap, CountsTheMappingsOfEveryPattern) {
+  constexpr std::size_t kPages = 64;
+  ProtectionMap map(kPages);
+  std::vector<int> model(kPages, PROT_NONE);
+  EXPECT_EQ(map.mappings(), 1u);
+  std::mt19937 rng(7);
+  const int choices[] = {PROT_NONE, PROT_READ, PROT_READ | PROT_WRITE};
+  for (int step = 0; step < 5000; ++step) {
+    const std::size_t first = rng() % kPages;
+    const std::size_t count = 1 + rng() % std::min<std::size_t>(8, kPages - first);
+    const int protection = choices[rng() % 3];
+    const std::ptrdiff_t predicted = map.change_if(first, count, protection);
+    const std::size_t before = runs(model);
+    for (std::size_t p = first; p < first + count; ++p) model[p] = protection;
+    ASSERT_EQ(static_cast<std::ptrdiff_t>(runs(model)) - static_cast<std::ptrdiff_t>(before),
+              predicted)
+        << "step " << step;
+    map.set(first, count, protection);
+    ASSERT_EQ(map.mappings(), runs(model)) << "step " << step;
+    for (std::size_t p = first; p < first + count; ++p) ASSERT_EQ(map.at(p), protection);
+  }
+}
+
+TEST(ProtectionMap, AlternatingPagesNeedOneMappingEach) {
+  ProtectionMap map(10);
+  for (std::size_t p = 0; p < 10; p += 2) map.set(p, 1, PROT_READ);
+  EXPECT_EQ(map.mappings(), 10u);
+  map.set(0, 10, PROT_NONE);
+  EXPECT_EQ(map.mappings(), 1u);
+}
+
+TEST(CopyLog, AnEntryMatchesOnlyTheIndexItWasWrittenFor) {
+  const std::uint64_t index = 3 * CopyLog::entries + 5;
+  const std::uint64_t entry = CopyLog::encode(index, 123456);
+  EXPECT_EQ(CopyLog::page(entry), 123456u);
+  EXPECT_TRUE(CopyLog::written_for(entry, index));
+  // The same slot one lap earlier or later, and a slot nobody wrote.
+  EXPECT_FALSE(CopyLog::written_for(entry, index - CopyLog::entries));
+  EXPECT_FALSE(CopyLog::written_for(entry, index + CopyLog::entries));
+  EXPECT_FALSE(CopyLog::written_for(0, 5));
+  EXPECT_EQ(CopyLog::slot(index), 5u);
+}
+
+TEST(CopyLog, LapsNeverReadAsUnwritten) {
+  // Laps wrap inside the bits left beside the page, never to 0.
+  for (std::uint64_t lap : {std::uint64_t{0}, CopyLog::lap_mask - 1, CopyLog::lap_mask,
+                            2 * CopyLog::lap_mask + 3})
+    EXPECT_NE(CopyLog::lap(lap * CopyLog::entries), 0u);
+  const std::size_t largest_page = (std::size_t{1} << CopyLog::page_bits) - 1;
+  EXPECT_EQ(CopyLog::page(CopyLog::encode(7, largest_page)), largest_page);
+}
+
+}  // namespace
+}  // namespace mpidsm::detail
