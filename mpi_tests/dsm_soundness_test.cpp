@@ -66,7 +66,8 @@ TEST_F(DsmTest, AReceivePostedBeforeManyWritesLandsIntact) {
     ASSERT_EQ(own[p * page + static_cast<std::size_t>(from)], 7) << "page " << p;
   for (int r = 0; r < n; ++r)
     for (std::size_t i = 0; i < bytes; ++i)
-      ASSERT_EQ(inbox[slice * r + i], byte_of(i, (r + n - 1) % n)) << "slice " << r << " byte " << i;
+      ASSERT_EQ(inbox[slice * r + i], byte_of(i, (r + n - 1) % n))
+          << "slice " << r << " byte " << i;
   d.barrier();
   d.free(inbox);
   d.free(grid);
@@ -127,7 +128,8 @@ TEST_F(DsmPinTest, CompletedTransfersHoldNoCacheSlot) {
   std::memset(window.local_base(), 0x5A, 64);
   d.barrier();
   std::uint8_t* remote = data + page * pages * peer;
-  for (std::size_t p = 0; p < 8; ++p) t.get(peer, window, 0, remote + p * page, 16);  // every slot once
+  for (std::size_t p = 0; p < 8; ++p)
+    t.get(peer, window, 0, remote + p * page, 16);  // every slot once
   for (std::size_t p = 0; p < pages; ++p)
     for (std::size_t i = 16; i < page; i += 97)
       ASSERT_EQ(remote[p * page + i], byte_of(p * page + i, peer)) << "page " << p;

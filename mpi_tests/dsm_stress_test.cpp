@@ -12,8 +12,8 @@
 // replays one.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -90,7 +90,8 @@ TEST_F(DsmStress, ThreadsBarriersLocksAndTransfersLoseNoByte) {
       std::shuffle(order.begin(), order.end(), rng);
       for (std::size_t p : order) {
         const std::size_t begin = p * page, end = begin + page;
-        for (std::size_t b = begin + (first + stride - begin % stride) % stride; b < end; b += stride)
+        for (std::size_t b = begin + (first + stride - begin % stride) % stride; b < end;
+             b += stride)
           shared[b] = value_of(round, b);
         std::this_thread::yield();  // leaves the main thread room when oversubscribed
       }
@@ -102,7 +103,8 @@ TEST_F(DsmStress, ThreadsBarriersLocksAndTransfersLoseNoByte) {
 
   std::vector<long> increments(kCounters, 0);
   std::mt19937_64 draw(seed);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(stress_seconds());
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(stress_seconds());
   long transfers = 0;
   for (int iteration = 0;; ++iteration) {
     int step[2] = {0, 0};
@@ -134,7 +136,8 @@ TEST_F(DsmStress, ThreadsBarriersLocksAndTransfersLoseNoByte) {
         std::vector<std::uint8_t> message(slice, salt);
         t.send(peer, iteration, message.data(), slice);
         receive.wait();
-        for (std::size_t i = 0; i < slice; ++i) ASSERT_EQ(mine[i], salt) << "iteration " << iteration;
+        for (std::size_t i = 0; i < slice; ++i)
+          ASSERT_EQ(mine[i], salt) << "iteration " << iteration;
         ++transfers;
         break;
       }
@@ -142,7 +145,8 @@ TEST_F(DsmStress, ThreadsBarriersLocksAndTransfersLoseNoByte) {
         std::memset(window.local_base(), salt, slice);
         MPI_Barrier(MPI_COMM_WORLD);
         t.get(peer, window, 0, mine, slice);
-        for (std::size_t i = 0; i < slice; ++i) ASSERT_EQ(mine[i], salt) << "iteration " << iteration;
+        for (std::size_t i = 0; i < slice; ++i)
+          ASSERT_EQ(mine[i], salt) << "iteration " << iteration;
         MPI_Barrier(MPI_COMM_WORLD);  // nobody changes its window before every get is done
         ++transfers;
         break;

@@ -64,8 +64,8 @@ TEST(CopyLog, AnEntryMatchesOnlyTheIndexItWasWrittenFor) {
 
 TEST(CopyLog, LapsNeverReadAsUnwritten) {
   // Laps wrap inside the bits left beside the page, never to 0.
-  for (std::uint64_t lap : {std::uint64_t{0}, CopyLog::lap_mask - 1, CopyLog::lap_mask,
-                            2 * CopyLog::lap_mask + 3})
+  for (std::uint64_t lap :
+       {std::uint64_t{0}, CopyLog::lap_mask - 1, CopyLog::lap_mask, 2 * CopyLog::lap_mask + 3})
     EXPECT_NE(CopyLog::lap(lap * CopyLog::entries), 0u);
   const std::size_t largest_page = (std::size_t{1} << CopyLog::page_bits) - 1;
   EXPECT_EQ(CopyLog::page(CopyLog::encode(7, largest_page)), largest_page);

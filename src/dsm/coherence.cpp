@@ -187,11 +187,12 @@ void Dsm::Engine::refresh_in_place(std::size_t page) {
   fetch_home_copy(page, home_copy);
   const bool dirty = state_[page] == PageState::dirty;
   std::byte* reference = dirty ? twin(page) : master(page);
-  detail::for_each_changed_run(
-      reference, home_copy, page_size_, [&](std::size_t offset, std::size_t length) {
-        std::memcpy(master(page) + offset, home_copy + offset, length);
-        if (dirty) std::memcpy(reference + offset, home_copy + offset, length);
-      });
+  detail::for_each_changed_run(reference, home_copy, page_size_,
+                               [&](std::size_t offset, std::size_t length) {
+                                 std::memcpy(master(page) + offset, home_copy + offset, length);
+                                 if (dirty)
+                                   std::memcpy(reference + offset, home_copy + offset, length);
+                               });
 }
 
 void Dsm::Engine::fetch_home_copy(std::size_t page, std::byte* into) {

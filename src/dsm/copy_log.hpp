@@ -23,7 +23,9 @@ struct CopyLog {
   static constexpr std::uint64_t lap_mask = (std::uint64_t{1} << (64 - page_bits)) - 1;
 
   // Never 0, so a slot nobody wrote (zeroed memory) never matches.
-  static constexpr std::uint64_t lap(std::uint64_t index) { return (index / entries) % lap_mask + 1; }
+  static constexpr std::uint64_t lap(std::uint64_t index) {
+    return (index / entries) % lap_mask + 1;
+  }
   static constexpr std::size_t slot(std::uint64_t index) {
     return static_cast<std::size_t>(index % entries);
   }

@@ -92,8 +92,7 @@ void on_segv(int signal, siginfo_t* info, void* context) {
     bool instruction_fetch = false;
     const FaultAccess access = access_of(context, instruction_fetch);
     if (inside_engine != 0) {
-      say(
-          "mpidsm: DSM memory was touched while this thread was inside mpidsm (from a signal "
+      say("mpidsm: DSM memory was touched while this thread was inside mpidsm (from a signal "
           "handler or a callback); make it accessible first (Dsm::make_accessible) or do not "
           "touch it there\n");
     } else if (!instruction_fetch) {

@@ -82,7 +82,7 @@ detail::FaultOutcome Dsm::Engine::resolve(std::size_t page, detail::FaultAccess 
   switch (state_[page]) {
     case PageState::invalid: {
       int home = home_of_page(page);
-      if (home == -1) return FaultOutcome::not_ours;  // no allocation: a real crash
+      if (home == -1) return FaultOutcome::not_ours;    // no allocation: a real crash
       const bool write = access == FaultAccess::write;  // unknown: read first, a write refaults
       ++(write ? stats_.write_faults : stats_.read_faults);
       if (home == detail::HomeDirectory::undecided) home = directory_.claim(page);
@@ -182,8 +182,7 @@ void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int h
       });
     } else {
       for_each_run([&](std::size_t first, std::size_t length) {
-        transport_.get_nbi(home, master_, first * page_size_, master(first),
-                           length * page_size_);
+        transport_.get_nbi(home, master_, first * page_size_, master(first), length * page_size_);
       });
       transport_.flush(home);
     }
@@ -201,7 +200,8 @@ void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int h
       if (cache_.contains(pages[i])) {
         if (protection_.at(pages[i]) != PROT_NONE) protect(pages[i], 1, PROT_NONE);
         cache_.erase(pages[i]);
-        if (sharing_.drop_copy(home, pages[i])) homes_written_[static_cast<std::size_t>(home)] = true;
+        if (sharing_.drop_copy(home, pages[i]))
+          homes_written_[static_cast<std::size_t>(home)] = true;
       }
     throw;
   }
@@ -279,8 +279,8 @@ void Dsm::Engine::pin(const void* address, std::size_t size, bool write) {
   const std::size_t last = page_of(static_cast<const std::byte*>(address) + size - 1);
   auto fail = [&](Errc code, const std::string& why) {
     throw Error(code, rank_,
-                "DSM buffer at " + detail::describe_address(address) + " (" +
-                    std::to_string(size) + " bytes) " + why);
+                "DSM buffer at " + detail::describe_address(address) + " (" + std::to_string(size) +
+                    " bytes) " + why);
   };
   // Pages that will hold a cache slot they did not hold before.
   std::size_t more = 0;

@@ -130,7 +130,8 @@ std::string DsmRegion::map_views() {
     return "memfd of " + std::to_string(size_) + " bytes: " + std::strerror(errno);
   void* view = mmap(view_, size_, PROT_NONE, MAP_SHARED | MAP_FIXED, fd_, 0);
   if (view != view_) {
-    if (view == MAP_FAILED) return std::string("mapping the application view: ") + std::strerror(errno);
+    if (view == MAP_FAILED)
+      return std::string("mapping the application view: ") + std::strerror(errno);
     return "mapping the application view: placed at the wrong address";
   }
   void* master = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);

@@ -32,8 +32,7 @@ namespace mpidsm::detail {
 class SharingRecord {
  public:
   // Collective.
-  SharingRecord(Transport& transport, std::size_t pages, std::size_t max_batch,
-                bool direct_access);
+  SharingRecord(Transport& transport, std::size_t pages, std::size_t max_batch, bool direct_access);
 
   // Fetcher side, before reading `pages` (count of them, increasing) from
   // `home`: this rank now holds copies of them. Remote completion on return.
@@ -66,7 +65,7 @@ class SharingRecord {
 
   Transport& transport_;
   SharedWords words_;
-  LazyArray<std::uint8_t> local_;     // per page: kHolds, kEverFetched
+  LazyArray<std::uint8_t> local_;      // per page: kHolds, kEverFetched
   std::vector<std::uint64_t> staged_;  // log entries on their way to a home
   std::uint64_t consumed_ = 0;         // log entries read by this home
 };

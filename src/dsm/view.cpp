@@ -56,9 +56,9 @@ void Dsm::Engine::coalesce(std::size_t keep_first, std::size_t keep_count) {
     // Nothing writes these pages from here on; the budget may be exceeded
     // for this one call, which gives back far more than it takes.
     if (mprotect(view(page), (end - page) * page_size_, PROT_NONE) != 0)
-      throw Error(Errc::no_memory, rank_,
-                  std::string("DSM: mprotect while giving mappings back failed: ") +
-                      std::strerror(errno));
+      throw Error(
+          Errc::no_memory, rank_,
+          std::string("DSM: mprotect while giving mappings back failed: ") + std::strerror(errno));
     budget_.try_take(protection_.change_if(page, end - page, PROT_NONE), true);
     protection_.set(page, end - page, PROT_NONE);
     ++protection_changes_;

@@ -68,7 +68,8 @@ void throw_if_any_failed(MPI_Comm comm, int rank, const std::optional<Error>& lo
   int head[2] = {local ? static_cast<int>(local->code()) : 0,
                  local ? static_cast<int>(local->message().size()) : 0};
   check_mpi(rank, "MPI_Bcast", MPI_Bcast(head, 2, MPI_INT, failed, comm));
-  std::string message = local ? local->message() : std::string(static_cast<std::size_t>(head[1]), ' ');
+  std::string message =
+      local ? local->message() : std::string(static_cast<std::size_t>(head[1]), ' ');
   check_mpi(rank, "MPI_Bcast", MPI_Bcast(message.data(), head[1], MPI_CHAR, failed, comm));
   if (local) throw *local;
   throw Error(static_cast<Errc>(head[0]), rank,

@@ -35,8 +35,7 @@ Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset,
   ucp_request_param_t param{};
   ucs_status_ptr_t request = ucp_put_nbx(impl_->endpoints[peer], src, size, key.base + offset,
                                          static_cast<ucp_rkey_h>(key.rkey), &param);
-  return Request(this, request, Request::Kind::send_or_rma, "put", peer, 0, src,
-                 pinned ? size : 0);
+  return Request(this, request, Request::Kind::send_or_rma, "put", peer, 0, src, pinned ? size : 0);
 }
 
 Request Transport::get_nb(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
@@ -46,8 +45,7 @@ Request Transport::get_nb(int peer, const MemoryRegion& src, std::size_t offset,
   ucp_request_param_t param{};
   ucs_status_ptr_t request = ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
                                          static_cast<ucp_rkey_h>(key.rkey), &param);
-  return Request(this, request, Request::Kind::send_or_rma, "get", peer, 0, dst,
-                 pinned ? size : 0);
+  return Request(this, request, Request::Kind::send_or_rma, "get", peer, 0, dst, pinned ? size : 0);
 }
 
 void Transport::put(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,

@@ -7,8 +7,8 @@
 
 #include <atomic>
 #include <deque>
-#include <mutex>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
