@@ -394,6 +394,19 @@ TEST_F(DsmTest, WritesResolveWithoutTheCpusAccessKind) {
   d.free(data);
 }
 
+// Calls io(offset) until `bytes` moved (each call moves what it returns);
+// returns the bytes moved, fewer when a call fails.
+template <class Io>
+std::size_t move_all(std::size_t bytes, Io&& io) {
+  std::size_t at = 0;
+  while (at < bytes) {
+    const ssize_t moved = io(at);
+    if (moved <= 0) break;
+    at += static_cast<std::size_t>(moved);
+  }
+  return at;
+}
+
 // read() into and write() from DSM memory (the kernel raises no SIGSEGV for
 // its own accesses: without make_accessible they fail with EFAULT).
 TEST_F(DsmTest, SystemCallsUseDsmMemoryMadeAccessible) {
@@ -408,16 +421,13 @@ TEST_F(DsmTest, SystemCallsUseDsmMemoryMadeAccessible) {
   for (std::size_t i = 0; i < bytes; ++i) pattern[i] = byte_of(i, me);
   // The kernel writes into DSM memory: read() from a pipe fed by a thread.
   std::thread feeder([&] {
-    for (std::size_t at = 0; at < bytes;)
-      at += static_cast<std::size_t>(write(fds[1], pattern.data() + at, bytes - at));
+    move_all(bytes, [&](std::size_t at) { return write(fds[1], &pattern[at], bytes - at); });
   });
   {
     DsmAccess access = d.make_accessible(next, bytes, Access::read_write);
-    for (std::size_t at = 0; at < bytes;) {
-      const ssize_t got = read(fds[0], next + at, bytes - at);
-      ASSERT_GT(got, 0) << std::strerror(errno);
-      at += static_cast<std::size_t>(got);
-    }
+    EXPECT_EQ(move_all(bytes, [&](std::size_t at) { return read(fds[0], next + at, bytes - at); }),
+              bytes)
+        << std::strerror(errno);
   }
   feeder.join();
   d.barrier();
@@ -427,16 +437,13 @@ TEST_F(DsmTest, SystemCallsUseDsmMemoryMadeAccessible) {
   // The kernel reads DSM memory: write() into a pipe drained by a thread.
   std::vector<std::uint8_t> drained(bytes);
   std::thread drain([&] {
-    for (std::size_t at = 0; at < bytes;)
-      at += static_cast<std::size_t>(read(fds[0], drained.data() + at, bytes - at));
+    move_all(bytes, [&](std::size_t at) { return read(fds[0], &drained[at], bytes - at); });
   });
   {
     DsmAccess access = d.make_accessible(next, bytes, Access::read);
-    for (std::size_t at = 0; at < bytes;) {
-      const ssize_t put = write(fds[1], next + at, bytes - at);
-      ASSERT_GT(put, 0) << std::strerror(errno);
-      at += static_cast<std::size_t>(put);
-    }
+    EXPECT_EQ(move_all(bytes, [&](std::size_t at) { return write(fds[1], next + at, bytes - at); }),
+              bytes)
+        << std::strerror(errno);
   }
   drain.join();
   EXPECT_EQ(drained, pattern);

@@ -107,28 +107,12 @@ void on_segv(int signal, siginfo_t* info, void* context) {
 
 std::atomic<int> fault_ranges_registered{0};
 
-// Pins the part of [address, address+size) inside each region.
-bool pin_slow(const void* address, std::size_t size, bool write) {
-  if (size == 0) return false;
-  auto* first = static_cast<const std::byte*>(address);
-  bool any = false;
-  for (auto& range : ranges) {
-    const std::byte* base = range.base.load(std::memory_order_acquire);
-    if (!base) continue;
-    const std::byte* end = base + range.size.load(std::memory_order_relaxed);
-    const std::byte* lo = first > base ? first : base;
-    const std::byte* hi = first + size < end ? first + size : end;
-    if (lo >= hi) continue;
-    if (FaultTarget* target = range.target.load(std::memory_order_acquire)) {
-      target->pin(lo, static_cast<std::size_t>(hi - lo), write);
-      any = true;
-    }
-  }
-  return any;
-}
+namespace {
 
-void unpin_slow(const void* address, std::size_t size) {
-  if (size == 0) return;
+// Calls f(target, part, part_size) for the part of [address, address+size)
+// inside each registered region.
+template <class F>
+void for_each_part(const void* address, std::size_t size, F&& f) {
   auto* first = static_cast<const std::byte*>(address);
   for (auto& range : ranges) {
     const std::byte* base = range.base.load(std::memory_order_acquire);
@@ -138,8 +122,27 @@ void unpin_slow(const void* address, std::size_t size) {
     const std::byte* hi = first + size < end ? first + size : end;
     if (lo >= hi) continue;
     if (FaultTarget* target = range.target.load(std::memory_order_acquire))
-      target->unpin(lo, static_cast<std::size_t>(hi - lo));
+      f(*target, lo, static_cast<std::size_t>(hi - lo));
   }
+}
+
+}  // namespace
+
+bool pin_slow(const void* address, std::size_t size, bool write) {
+  bool any = false;
+  if (size != 0)
+    for_each_part(address, size, [&](FaultTarget& target, const void* part, std::size_t bytes) {
+      target.pin(part, bytes, write);
+      any = true;
+    });
+  return any;
+}
+
+void unpin_slow(const void* address, std::size_t size) {
+  if (size != 0)
+    for_each_part(address, size, [](FaultTarget& target, const void* part, std::size_t bytes) {
+      target.unpin(part, bytes);
+    });
 }
 
 void register_fault_range(const void* base, std::size_t size, FaultTarget* target) {
