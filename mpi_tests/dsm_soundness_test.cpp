@@ -333,6 +333,33 @@ TEST_F(DsmTest, ALocalFailureInFreeIsAnErrorOnEveryRankAndForgetsTheAllocation) 
   d.free(again);
 }
 
+// Per-Dsm settings: the region and the lock table must agree; a bad value
+// on one rank is an error on every rank, not a hang.
+TEST_F(DsmTest, DsmSettingsThatDifferOrAreBadOnOneRankFailEveryRank) {
+  const int me = runtime_->rank(), n = runtime_->size();
+  DsmSettings settings = DsmSettings::from(runtime_->config());
+  settings.size = std::size_t{64} << 20;
+  DsmSettings differing = settings;
+  if (me == n - 1) differing.locks = 77;
+  if (n > 1) {
+    EXPECT_MPIDSM_ERROR(Dsm(*runtime_, differing), Errc::collective_mismatch,
+                        "DsmSettings::locks (MPIDSM_LOCKS) differs between ranks");
+  }
+  DsmSettings bad = settings;
+  if (me == n - 1) bad.size = 12345;
+  try {
+    Dsm dsm(*runtime_, bad);
+    ADD_FAILURE() << "expected an error on every rank";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_argument) << e.what();
+    EXPECT_NE(e.message().find(me == n - 1 ? "region size 12345" : "failed on rank"),
+              std::string::npos)
+        << e.what();
+  }
+  Dsm fine(*runtime_, settings);  // the runtime is still usable
+  EXPECT_EQ(fine.size(), settings.size);
+}
+
 // Runs `body` in a child process that may not outlive `seconds`; returns
 // the signal that ended it (0 when it exited) and what it wrote to stderr.
 template <class Body>

@@ -139,6 +139,30 @@ TEST(RuntimeLifecycle, BadConfigurationFailsEveryRankAndNamesTheVariable) {
   ring_exchange(rt, 1);
 }
 
+// Settings with a collective meaning must agree (a variable set on the
+// launch node but not forwarded to the others is the usual cause).
+TEST(RuntimeLifecycle, CollectiveSettingsThatDifferFailEveryRankAndNameThem) {
+  const int me = testing::world_rank(), n = testing::world_size();
+  if (n < 2) GTEST_SKIP() << "needs two ranks to differ";
+  struct Case {
+    const char* variable;
+    const char* on_last_rank;
+  };
+  for (const Case& c : {Case{"MPIDSM_DSM_SIZE", "512M"}, Case{"MPIDSM_HEAP_SIZE", "64M"},
+                        Case{"MPIDSM_LOCKS", "100"}, Case{"MPIDSM_DIRECT_ACCESS", "off"}}) {
+    if (me == n - 1) setenv(c.variable, c.on_last_rank, 1);
+    const std::string ranks = n == 2 ? "on rank 0;" : "on ranks 0, 1";
+    EXPECT_MPIDSM_ERROR(Runtime(MPI_COMM_WORLD), Errc::config,
+                        std::string(c.variable) + " differs between ranks");
+    EXPECT_MPIDSM_ERROR(Runtime(MPI_COMM_WORLD), Errc::config, ranks);
+    EXPECT_MPIDSM_ERROR(Runtime(MPI_COMM_WORLD), Errc::config,
+                        "on rank " + std::to_string(n - 1));
+    unsetenv(c.variable);
+  }
+  Runtime rt(MPI_COMM_WORLD);
+  ring_exchange(rt, 4);
+}
+
 TEST(RuntimeLifecycle, ProgressThreadCanBeForcedOnAndOff) {
   setenv("MPIDSM_PROGRESS_THREAD", "on", 1);
   {

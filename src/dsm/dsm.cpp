@@ -3,28 +3,43 @@
 
 #include <unistd.h>
 
+#include <optional>
+
 #include "engine.hpp"
+#include "transport/mpi_exchange.hpp"
 
 namespace mpidsm {
 
 Dsm::Dsm(Runtime& runtime) : Dsm(runtime, DsmSettings::from(runtime.config())) {}
 namespace {
 
-const DsmSettings& checked(const DsmSettings& settings, int rank) {
+// Settings valid on every rank and the same where they must be (the region
+// and the lock table are collective; each rank's cache and prefetch are its
+// own), or an error on every rank.
+const DsmSettings& validated(const DsmSettings& settings, Runtime& runtime) {
+  const int rank = runtime.rank();
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  std::optional<Error> bad;
   if (settings.size == 0 || settings.size % page != 0)
-    throw Error(Errc::invalid_argument, rank,
+    bad.emplace(Errc::invalid_argument, rank,
                 "Dsm: region size " + std::to_string(settings.size) +
                     " is not a positive multiple of the page size " + std::to_string(page));
-  if (settings.cache_pages == 0 || settings.locks == 0)
-    throw Error(Errc::invalid_argument, rank, "Dsm: cache_pages and locks must be at least 1");
+  else if (settings.cache_pages == 0 || settings.locks == 0)
+    bad.emplace(Errc::invalid_argument, rank, "Dsm: cache_pages and locks must be at least 1");
+  detail::throw_if_any_failed(runtime.comm(), rank, bad, "Dsm");
+  static constexpr const char* kNames[] = {"DsmSettings::size (MPIDSM_DSM_SIZE)",
+                                           "DsmSettings::locks (MPIDSM_LOCKS)"};
+  const long long values[] = {static_cast<long long>(settings.size),
+                              static_cast<long long>(settings.locks)};
+  detail::require_same_values(runtime.comm(), rank, kNames, values, Errc::collective_mismatch,
+                              "Dsm");
   return settings;
 }
 
 }  // namespace
 
 Dsm::Dsm(Runtime& runtime, const DsmSettings& settings)
-    : engine_(std::make_unique<Engine>(runtime, checked(settings, runtime.rank()))) {}
+    : engine_(std::make_unique<Engine>(runtime, validated(settings, runtime))) {}
 
 Dsm::~Dsm() {
   if (!engine_) return;

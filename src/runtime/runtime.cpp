@@ -43,6 +43,15 @@ Config agreed_config(MPI_Comm comm, int rank) {
     failure.emplace(e.code(), rank, e.message());
   }
   detail::throw_if_any_failed(comm, rank, failure, "reading the MPIDSM_* configuration");
+  // Settings with a collective meaning: a difference would give wrong data,
+  // a hang or a crash later, far from its cause.
+  static constexpr const char* kCollective[] = {"MPIDSM_HEAP_SIZE", "MPIDSM_DSM_SIZE",
+                                                "MPIDSM_LOCKS", "MPIDSM_DIRECT_ACCESS"};
+  const long long values[] = {static_cast<long long>(config.heap_size),
+                              static_cast<long long>(config.dsm_size),
+                              static_cast<long long>(config.dsm_locks), config.direct_access};
+  detail::require_same_values(comm, rank, kCollective, values, Errc::config,
+                              "MPIDSM_* configuration");
   return config;
 }
 

@@ -76,6 +76,38 @@ void throw_if_any_failed(MPI_Comm comm, int rank, const std::optional<Error>& lo
               operation + " failed on rank " + std::to_string(failed) + ": " + message);
 }
 
+void require_same_values(MPI_Comm comm, int rank, std::span<const char* const> names,
+                         std::span<const long long> values, Errc code, const std::string& context) {
+  const ValueRange range = value_range(comm, rank, values);
+  std::size_t differing = 0;
+  while (differing < values.size() && range.low[differing] == range.high[differing]) ++differing;
+  if (differing == values.size()) return;
+  int ranks = 0;
+  MPI_Comm_size(comm, &ranks);
+  std::vector<long long> all(static_cast<std::size_t>(ranks));
+  check_mpi(rank, "MPI_Allgather",
+            MPI_Allgather(&values[differing], 1, MPI_LONG_LONG, all.data(), 1, MPI_LONG_LONG, comm));
+  // Each distinct value with the ranks holding it, in rank order.
+  std::string detail;
+  std::vector<bool> told(all.size(), false);
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (told[r]) continue;
+    std::string holders;
+    std::size_t count = 0;
+    for (std::size_t q = r; q < all.size(); ++q)
+      if (!told[q] && all[q] == all[r]) {
+        told[q] = true;
+        if (++count <= 8) holders += (holders.empty() ? "" : ", ") + std::to_string(q);
+      }
+    if (count > 8) holders += " and " + std::to_string(count - 8) + " more";
+    detail += (detail.empty() ? "" : "; ") + std::to_string(all[r]) + " on rank" +
+              (count > 1 ? "s " : " ") + holders;
+  }
+  throw Error(code, rank,
+              context + ": " + names[differing] + " differs between ranks: " + detail +
+                  " (it must be the same on every rank)");
+}
+
 ValueRange value_range(MPI_Comm comm, int rank, std::span<const long long> mine) {
   // The maximum of -x is minus the minimum of x: one reduction gives both.
   const std::size_t n = mine.size();

@@ -33,6 +33,13 @@ struct ValueRange {
 };
 ValueRange value_range(MPI_Comm comm, int rank, std::span<const long long> mine);
 
+// Collective: every rank passes the same names and its own values; when some
+// value differs between ranks, every rank throws Error(code) naming the first
+// such name and which ranks hold which value ("<context>: MPIDSM_DSM_SIZE
+// differs: 268435456 on ranks 0, 2; 536870912 on rank 1").
+void require_same_values(MPI_Comm comm, int rank, std::span<const char* const> names,
+                         std::span<const long long> values, Errc code, const std::string& context);
+
 // Throws Error(Errc::mpi) naming the MPI call when rc is not MPI_SUCCESS.
 void check_mpi(int rank, const char* call, int rc);
 
