@@ -18,6 +18,7 @@
 #include "dsm/engine_lock.hpp"
 #include "dsm/test_hooks.hpp"
 #include "dsm_fixture.hpp"
+#include "mpidsm/pgas.hpp"
 
 namespace mpidsm {
 namespace {
@@ -358,6 +359,33 @@ TEST_F(DsmTest, DsmSettingsThatDifferOrAreBadOnOneRankFailEveryRank) {
   }
   Dsm fine(*runtime_, settings);  // the runtime is still usable
   EXPECT_EQ(fine.size(), settings.size);
+}
+
+// DSM memory handed to PGAS outside any allocation, on the load/store path
+// and through UCX alike; ranks freeing different allocations.
+TEST_F(DsmTest, DsmMisuseIsTheSameTypedErrorOnEveryPath) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  Pgas pgas(*runtime_);
+  auto window = pgas.allocate<std::uint64_t>(4);
+  auto* unallocated = static_cast<std::uint64_t*>(d.base()) + d.size() / 8 - 4;
+  EXPECT_MPIDSM_ERROR(pgas.put(window.at((me + 1) % n), unallocated, 1), Errc::unregistered,
+                      "unallocated DSM memory");
+  EXPECT_MPIDSM_ERROR(pgas.get(unallocated, window.at((me + 1) % n), 1), Errc::unregistered,
+                      "unallocated DSM memory");
+  if (n > 1) {
+    long* a = d.allocate<long>(512);
+    long* b = d.allocate<long>(512);
+    EXPECT_MPIDSM_ERROR(d.free(me == 0 ? a : b), Errc::collective_mismatch,
+                        "the address freed differs between ranks");
+    d.free(b);
+    d.free(a);
+    long* again = d.allocate<long>(512);
+    EXPECT_TRUE(agreed(again));
+    d.free(again);
+  }
+  pgas.barrier();
+  pgas.free(window);
 }
 
 // Runs `body` in a child process that may not outlive `seconds`; returns

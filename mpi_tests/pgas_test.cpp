@@ -276,5 +276,46 @@ TEST_F(PgasTest, ErrorsNameWhatWasWrongAndLeaveThePgasUsable) {
   p.free(array);
 }
 
+// Sizes and strides whose byte counts wrap, arrays of another Pgas, null
+// buffers, DSM memory outside any allocation: typed errors on every path.
+TEST_F(PgasTest, NoSilentOverflowAliasingOrCrash) {
+  Pgas& p = *pgas_;
+  const int me = p.rank(), n = p.size(), next = (me + 1) % n;
+  auto array = p.allocate<std::uint64_t>(16);
+  std::uint64_t values[16] = {};
+  const std::size_t wraps = (std::size_t{1} << 61) + 1;  // times 8 is 8
+  EXPECT_MPIDSM_ERROR(p.put(array.at(next), values, wraps), Errc::out_of_range,
+                      "overflow the address space");
+  EXPECT_MPIDSM_ERROR(p.get(values, array.at(next), wraps), Errc::out_of_range, "overflow");
+  EXPECT_MPIDSM_ERROR(p.put_nbi(array.at(next), values, wraps), Errc::out_of_range, "overflow");
+  const std::ptrdiff_t huge_stride = std::ptrdiff_t{1} << 61;
+  EXPECT_MPIDSM_ERROR(p.iput(array.at(next), values, huge_stride, 1, 1, 2), Errc::out_of_range,
+                      "remote stride");
+  EXPECT_MPIDSM_ERROR(p.iget(values, array.at(next), huge_stride, 1, 1, 2), Errc::out_of_range,
+                      "local stride");
+  // Null local buffers: the same error whether the peer is mapped or not.
+  EXPECT_MPIDSM_ERROR(p.put(array.at(next), static_cast<const std::uint64_t*>(nullptr), 1),
+                      Errc::invalid_argument, "source buffer is null");
+  EXPECT_MPIDSM_ERROR(p.get(static_cast<std::uint64_t*>(nullptr), array.at(next), 1),
+                      Errc::invalid_argument, "destination buffer is null");
+  // A null signal word is a null pointer, not "rank -1".
+  EXPECT_MPIDSM_ERROR(p.put_signal(array.at(next), values, 1, global_ptr<std::uint64_t>(),
+                                   std::uint64_t{1}, SignalOp::set),
+                      Errc::invalid_argument, "global pointer is null");
+  {
+    // Another Pgas's arrays neither free nor address this one's heap.
+    Pgas other(*runtime_);
+    auto theirs = other.allocate<std::uint64_t>(16);
+    EXPECT_MPIDSM_ERROR(p.free(theirs), Errc::unregistered, "allocated by another Pgas");
+    EXPECT_MPIDSM_ERROR(p.put(theirs.at(next), values, 1), Errc::unregistered, "another Pgas");
+    other.free(theirs);
+  }
+  auto fresh = p.allocate<std::uint64_t>(16);  // must not alias a live array
+  EXPECT_NE(static_cast<void*>(fresh.local()), static_cast<void*>(array.local()));
+  p.free(fresh);
+  p.barrier();
+  p.free(array);
+}
+
 }  // namespace
 }  // namespace mpidsm

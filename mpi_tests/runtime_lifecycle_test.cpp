@@ -155,8 +155,7 @@ TEST(RuntimeLifecycle, CollectiveSettingsThatDifferFailEveryRankAndNameThem) {
     EXPECT_MPIDSM_ERROR(Runtime(MPI_COMM_WORLD), Errc::config,
                         std::string(c.variable) + " differs between ranks");
     EXPECT_MPIDSM_ERROR(Runtime(MPI_COMM_WORLD), Errc::config, ranks);
-    EXPECT_MPIDSM_ERROR(Runtime(MPI_COMM_WORLD), Errc::config,
-                        "on rank " + std::to_string(n - 1));
+    EXPECT_MPIDSM_ERROR(Runtime(MPI_COMM_WORLD), Errc::config, "on rank " + std::to_string(n - 1));
     unsetenv(c.variable);
   }
   Runtime rt(MPI_COMM_WORLD);

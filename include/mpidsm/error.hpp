@@ -51,9 +51,21 @@ class Error : public std::runtime_error {
   std::string message_;
 };
 
+namespace detail {
+[[noreturn]] void throw_array_too_large(std::size_t count, std::size_t element, int rank,
+                                        const char* operation);
+}  // namespace detail
+
 // Bytes taken by `count` elements of `element` bytes; Errc::out_of_range
-// naming `operation` when the product does not fit in size_t.
-std::size_t array_bytes(std::size_t count, std::size_t element, int rank, const char* operation);
+// naming `operation` when the product does not fit in size_t. Inline: every
+// typed put and get goes through it.
+inline std::size_t array_bytes(std::size_t count, std::size_t element, int rank,
+                               const char* operation) {
+  std::size_t bytes = 0;
+  if (__builtin_mul_overflow(count, element, &bytes)) [[unlikely]]
+    detail::throw_array_too_large(count, element, rank, operation);
+  return bytes;
+}
 
 namespace detail {
 // "0x7f..." for error messages.

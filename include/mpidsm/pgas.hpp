@@ -43,6 +43,7 @@ struct Allocation {
   std::size_t offset = 0;        // in the symmetric heap
   std::size_t bytes = 0;         // as requested
   std::uint64_t generation = 0;  // 0 once freed
+  const void* owner = nullptr;   // the Pgas whose heap holds it
 };
 
 // A global address: an allocation, its generation when the pointer was made,
@@ -156,27 +157,35 @@ class Pgas {
   // --- put and get -------------------------------------------------------------
   template <class T>
   void put(global_ptr<T> dst, const T* src, std::size_t count) {
-    put_bytes(dst.address(), src, count * sizeof(T), Completion::request, "put").wait();
+    put_bytes(dst.address(), src, array_bytes(count, sizeof(T), rank_, "put"), Completion::request,
+              "put")
+        .wait();
   }
   template <class T>
   void get(T* dst, global_ptr<T> src, std::size_t count) {
-    get_bytes(dst, src.address(), count * sizeof(T), Completion::request, "get").wait();
+    get_bytes(dst, src.address(), array_bytes(count, sizeof(T), rank_, "get"), Completion::request,
+              "get")
+        .wait();
   }
   template <class T>
   void put_nbi(global_ptr<T> dst, const T* src, std::size_t count) {
-    put_bytes(dst.address(), src, count * sizeof(T), Completion::at_quiet, "put_nbi");
+    put_bytes(dst.address(), src, array_bytes(count, sizeof(T), rank_, "put_nbi"),
+              Completion::at_quiet, "put_nbi");
   }
   template <class T>
   void get_nbi(T* dst, global_ptr<T> src, std::size_t count) {
-    get_bytes(dst, src.address(), count * sizeof(T), Completion::at_quiet, "get_nbi");
+    get_bytes(dst, src.address(), array_bytes(count, sizeof(T), rank_, "get_nbi"),
+              Completion::at_quiet, "get_nbi");
   }
   template <class T>
   Request put_nb(global_ptr<T> dst, const T* src, std::size_t count) {
-    return put_bytes(dst.address(), src, count * sizeof(T), Completion::request, "put_nb");
+    return put_bytes(dst.address(), src, array_bytes(count, sizeof(T), rank_, "put_nb"),
+                     Completion::request, "put_nb");
   }
   template <class T>
   Request get_nb(T* dst, global_ptr<T> src, std::size_t count) {
-    return get_bytes(dst, src.address(), count * sizeof(T), Completion::request, "get_nb");
+    return get_bytes(dst, src.address(), array_bytes(count, sizeof(T), rank_, "get_nb"),
+                     Completion::request, "get_nb");
   }
   // Strided: blocks of `block` elements, `blocks` of them; block i starts at
   // element i*dst_stride of dst and i*src_stride of src (OpenSHMEM's ibput/ibget).
@@ -264,7 +273,8 @@ class Pgas {
   template <class T>
   void put_signal(global_ptr<T> dst, const T* src, std::size_t count,
                   global_ptr<std::uint64_t> signal, std::uint64_t value, SignalOp op) {
-    put_signal_bytes(dst.address(), src, count * sizeof(T), signal.address(), value, op);
+    put_signal_bytes(dst.address(), src, array_bytes(count, sizeof(T), rank_, "put_signal"),
+                     signal.address(), value, op);
   }
   // Waits until *word (a symmetric word of this rank) compares true with value.
   template <AtomicWord T>
@@ -346,6 +356,8 @@ class Pgas {
                              std::uint64_t operand, std::uint64_t compare, bool fetch);
   void put_signal_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
                         const detail::GlobalAddress& signal, std::uint64_t value, SignalOp op);
+  void check_local(const void* buffer, std::size_t bytes, const char* operation,
+                   const char* role) const;
   void check_symmetric(const void* word, std::size_t width, const char* operation) const;
   bool progress();
   // Gives up the CPU when ranks outnumber cores (see Transport::oversubscribed).

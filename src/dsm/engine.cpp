@@ -185,6 +185,10 @@ void Dsm::Engine::free(void* address) {
                           "(complete the transfer or release the DsmAccess first)");
   }
   detail::throw_if_any_failed(runtime_.comm(), rank_, failure, "Dsm::free");
+  static constexpr const char* kAddress[] = {"the address freed"};
+  const long long mine[] = {static_cast<long long>(first)};
+  detail::require_same_values(runtime_.comm(), rank_, kAddress, mine, Errc::collective_mismatch,
+                              "Dsm::free (as page numbers of the region)");
   barrier();  // nobody still reads or writes it
   {
     detail::EngineLock guard(mutex_);

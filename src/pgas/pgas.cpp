@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "dsm/fault_handler.hpp"
 #include "heap_allocator.hpp"
 #include "transport/mpi_exchange.hpp"
 
@@ -66,14 +67,23 @@ struct Pgas::State {
       : runtime(rt), transport(rt.transport()), allocator(heap_size) {}
 
   // Checks a global address for `bytes` bytes and returns its heap offset.
+  // A freed allocation, or one of another Pgas (whose offsets would alias
+  // this heap's memory).
+  [[noreturn]] void throw_stale(const detail::GlobalAddress& p, const char* operation) const {
+    if (p.allocation->owner != this)
+      throw Error(Errc::unregistered, transport.rank(),
+                  std::string(operation) + ": global pointer into an allocation of another Pgas");
+    throw Error(Errc::unregistered, transport.rank(),
+                std::string(operation) + ": global pointer into an allocation that was freed");
+  }
+
   std::size_t resolve(const detail::GlobalAddress& p, std::size_t bytes, const char* operation) {
     const int rank = transport.rank();
     if (p.allocation == nullptr)
       throw Error(Errc::invalid_argument, rank,
                   std::string(operation) + ": global pointer is null");
-    if (p.allocation->generation != p.generation)
-      throw Error(Errc::unregistered, rank,
-                  std::string(operation) + ": global pointer into an allocation that was freed");
+    if (p.allocation->generation != p.generation || p.allocation->owner != this) [[unlikely]]
+      throw_stale(p, operation);
     if (p.rank < 0 || p.rank >= transport.size())
       throw Error(Errc::invalid_rank, rank,
                   std::string(operation) + ": rank " + std::to_string(p.rank) +
@@ -146,7 +156,7 @@ const detail::Allocation* Pgas::allocate_bytes(std::size_t bytes, std::uint64_t&
   for (auto& slot : s.allocations)
     if (slot.generation == 0) record = &slot;
   if (!record) record = &s.allocations.emplace_back();
-  *record = {*offset, bytes, s.next_generation++};
+  *record = {*offset, bytes, s.next_generation++, &s};
   generation = record->generation;
   return record;
 }
@@ -159,6 +169,8 @@ void Pgas::free_bytes(const detail::Allocation* allocation, std::uint64_t genera
     failure.emplace(Errc::unregistered, rank_,
                     allocation ? "free: the allocation was already freed"
                                : "free: the array was never allocated");
+  else if (allocation->owner != &s)
+    failure.emplace(Errc::unregistered, rank_, "free: the array was allocated by another Pgas");
   detail::throw_if_any_failed(comm, rank_, failure, "free");
   const long long mine[] = {static_cast<long long>(allocation->offset)};
   const detail::ValueRange offsets = detail::value_range(comm, rank_, mine);
@@ -181,7 +193,10 @@ Request Pgas::put_bytes(const detail::GlobalAddress& dst, const void* src, std::
   State& s = *state_;
   const std::size_t offset = s.resolve(dst, bytes, operation);
   if (bytes == 0) return Request();
+  check_local(src, bytes, operation, "source");
   if (std::byte* base = s.direct_base[dst.rank]) {
+    // The same checks as UCX's path (a DSM buffer must lie in an allocation).
+    detail::ScopedPin pin(src, bytes, false);
     std::memcpy(base + offset, src, bytes);
     return Request();
   }
@@ -197,7 +212,9 @@ Request Pgas::get_bytes(void* dst, const detail::GlobalAddress& src, std::size_t
   State& s = *state_;
   const std::size_t offset = s.resolve(src, bytes, operation);
   if (bytes == 0) return Request();
+  check_local(dst, bytes, operation, "destination");
   if (std::byte* base = s.direct_base[src.rank]) {
+    detail::ScopedPin pin(dst, bytes, true);
     std::memcpy(dst, base + offset, bytes);
     return Request();
   }
@@ -220,10 +237,20 @@ void Pgas::strided(bool is_put, const detail::GlobalAddress& remote, void* local
                 std::string(operation) + ": strides (" + std::to_string(remote_stride) + ", " +
                     std::to_string(local_stride) + ") must be at least the block length " +
                     std::to_string(block));
-  // Check the whole footprint once, then move block by block.
-  const std::size_t span =
-      (static_cast<std::size_t>(remote_stride) * (blocks - 1) + block) * element;
-  state_->resolve(remote, span, operation);
+  // Check the whole footprint once (remote and local: a product that wraps
+  // would land every block on the first), then move block by block.
+  auto footprint = [&](std::ptrdiff_t stride, const char* side) {
+    std::size_t elements = 0, bytes = 0;
+    if (__builtin_mul_overflow(static_cast<std::size_t>(stride), blocks - 1, &elements) ||
+        __builtin_add_overflow(elements, block, &elements) ||
+        __builtin_mul_overflow(elements, element, &bytes))
+      throw Error(Errc::out_of_range, rank_,
+                  std::string(operation) + ": " + std::to_string(blocks) + " blocks at " + side +
+                      " stride " + std::to_string(stride) + " overflow the address space");
+    return bytes;
+  };
+  footprint(local_stride, "local");
+  state_->resolve(remote, footprint(remote_stride, "remote"), operation);
   auto* bytes = static_cast<std::byte*>(local);
   detail::GlobalAddress at = remote;
   for (std::size_t i = 0; i < blocks; ++i) {
@@ -295,11 +322,11 @@ std::uint64_t Pgas::atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, st
 void Pgas::put_signal_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
                             const detail::GlobalAddress& signal, std::uint64_t value, SignalOp op) {
   State& s = *state_;
+  const std::size_t signal_offset = s.resolve(signal, sizeof(std::uint64_t), "put_signal");
   if (signal.rank != dst.rank)
     throw Error(Errc::invalid_argument, rank_,
                 "put_signal: data goes to rank " + std::to_string(dst.rank) +
                     " but the signal word is on rank " + std::to_string(signal.rank));
-  const std::size_t signal_offset = s.resolve(signal, sizeof(std::uint64_t), "put_signal");
   if (signal_offset % sizeof(std::uint64_t) != 0)
     throw Error(Errc::invalid_argument, rank_, "put_signal: signal word is not 8-byte aligned");
   put_bytes(dst, src, bytes, Completion::request, "put_signal").wait();
@@ -307,6 +334,14 @@ void Pgas::put_signal_bytes(const detail::GlobalAddress& dst, const void* src, s
   fence();
   const AtomicOp signal_op = op == SignalOp::set ? AtomicOp::swap : AtomicOp::add;
   atomic_bytes(signal_op, signal, sizeof(std::uint64_t), value, 0, op == SignalOp::set);
+}
+
+void Pgas::check_local(const void* buffer, std::size_t bytes, const char* operation,
+                       const char* role) const {
+  if (buffer == nullptr) [[unlikely]]
+    throw Error(Errc::invalid_argument, rank_,
+                std::string(operation) + ": " + role + " buffer is null but size is " +
+                    std::to_string(bytes));
 }
 
 void Pgas::check_symmetric(const void* word, std::size_t width, const char* operation) const {

@@ -25,12 +25,11 @@ Error::Error(Errc code, int rank, const std::string& message)
       rank_(rank),
       message_(message) {}
 
-std::size_t array_bytes(std::size_t count, std::size_t element, int rank, const char* operation) {
-  if (element != 0 && count > ~std::size_t{0} / element)
-    throw Error(Errc::out_of_range, rank,
-                std::string(operation) + ": " + std::to_string(count) + " elements of " +
-                    std::to_string(element) + " bytes overflow the address space");
-  return count * element;
+void detail::throw_array_too_large(std::size_t count, std::size_t element, int rank,
+                                   const char* operation) {
+  throw Error(Errc::out_of_range, rank,
+              std::string(operation) + ": " + std::to_string(count) + " elements of " +
+                  std::to_string(element) + " bytes overflow the address space");
 }
 
 std::string detail::describe_address(const void* address) {

@@ -85,8 +85,9 @@ void require_same_values(MPI_Comm comm, int rank, std::span<const char* const> n
   int ranks = 0;
   MPI_Comm_size(comm, &ranks);
   std::vector<long long> all(static_cast<std::size_t>(ranks));
-  check_mpi(rank, "MPI_Allgather",
-            MPI_Allgather(&values[differing], 1, MPI_LONG_LONG, all.data(), 1, MPI_LONG_LONG, comm));
+  check_mpi(
+      rank, "MPI_Allgather",
+      MPI_Allgather(&values[differing], 1, MPI_LONG_LONG, all.data(), 1, MPI_LONG_LONG, comm));
   // Each distinct value with the ranks holding it, in rank order.
   std::string detail;
   std::vector<bool> told(all.size(), false);
