@@ -3,6 +3,7 @@
 // Registered three times: shared memory with the load/store path, shared
 // memory through UCX (MPIDSM_DIRECT_ACCESS=off), and tcp.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <memory>
@@ -315,6 +316,22 @@ TEST_F(PgasTest, NoSilentOverflowAliasingOrCrash) {
   p.free(fresh);
   p.barrier();
   p.free(array);
+}
+
+// A heap the node cannot hold is refused before anything is allocated, with
+// the variable to change (filling it would end in the OOM killer).
+TEST(PgasHeap, MoreHeapThanTheNodeHasIsRefusedNamingTheVariable) {
+  const auto memory = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
+                      static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  setenv("MPIDSM_HEAP_SIZE", std::to_string(memory / 4096 * 4096 + 4096).c_str(), 1);
+  {
+    Runtime runtime(MPI_COMM_WORLD);
+    EXPECT_MPIDSM_ERROR(Pgas pgas(runtime), Errc::config, "lower MPIDSM_HEAP_SIZE");
+  }
+  unsetenv("MPIDSM_HEAP_SIZE");
+  Runtime runtime(MPI_COMM_WORLD);
+  Pgas pgas(runtime);  // usable again
+  EXPECT_GT(pgas.heap_capacity(), 0u);
 }
 
 }  // namespace

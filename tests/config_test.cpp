@@ -92,6 +92,9 @@ TEST(Config, DsmCachePrefetchLocksAndStats) {
   EXPECT_NE(config_error({{"MPIDSM_PREFETCH_PAGES", "8K"}}).find("MPIDSM_PREFETCH_PAGES='8K'"),
             std::string::npos);
   EXPECT_NE(config_error({{"MPIDSM_LOCKS", "-1"}}).find("non-negative integer"), std::string::npos);
+  // Beyond the cap: the cap is the reason given, not the form of the number.
+  EXPECT_NE(config_error({{"MPIDSM_CACHE_PAGES", "2199023255552"}}).find("at most 2^40"),
+            std::string::npos);
   EXPECT_NE(config_error({{"MPIDSM_STATS", "maybe"}}).find("0 or 1"), std::string::npos);
 }
 

@@ -5,6 +5,7 @@
 #include "mpidsm/pgas.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <climits>
 #include <cstring>
@@ -97,13 +98,48 @@ struct Pgas::State {
   }
 };
 
+namespace {
+
+// Every rank on a node allocates a heap there: together they must fit the
+// node's memory, or filling them ends in the kernel's OOM killer (a heap is
+// committed only as it is touched, so nothing fails at allocation).
+void check_heap_fits_node(Runtime& runtime, std::size_t heap_size) {
+  MPI_Comm node = MPI_COMM_NULL;
+  detail::check_mpi(
+      runtime.rank(), "MPI_Comm_split_type",
+      MPI_Comm_split_type(runtime.comm(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  int local_ranks = 1;
+  MPI_Comm_size(node, &local_ranks);
+  MPI_Comm_free(&node);
+  const auto memory = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
+                      static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  std::optional<Error> failure;
+  std::size_t total = 0;
+  if (__builtin_mul_overflow(heap_size, static_cast<std::size_t>(local_ranks), &total) ||
+      total > memory)
+    failure.emplace(Errc::config, runtime.rank(),
+                    "MPIDSM_HEAP_SIZE=" + std::to_string(heap_size) + " bytes for each of the " +
+                        std::to_string(local_ranks) + " ranks on this node exceeds its " +
+                        std::to_string(memory) + " bytes of memory; lower MPIDSM_HEAP_SIZE");
+  detail::throw_if_any_failed(runtime.comm(), runtime.rank(), failure, "Pgas");
+}
+
+}  // namespace
+
 Pgas::Pgas(Runtime& runtime) {
   const Config& config = runtime.config();
   rank_ = runtime.rank();
   size_ = runtime.size();
+  check_heap_fits_node(runtime, config.heap_size);
   state_ = std::make_unique<State>(runtime, config.heap_size);
   State& s = *state_;
-  s.heap = s.transport.allocate(config.heap_size);
+  try {
+    s.heap = s.transport.allocate(config.heap_size);
+  } catch (const Error& e) {
+    throw Error(e.code(), rank_,
+                "symmetric heap (MPIDSM_HEAP_SIZE=" + std::to_string(config.heap_size) +
+                    "): " + e.message());
+  }
   s.local_base = static_cast<std::byte*>(s.heap.local_base());
   s.direct_base.resize(size_);
   for (int r = 0; r < size_; ++r)

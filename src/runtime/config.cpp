@@ -113,7 +113,8 @@ std::size_t parse_count(const char* variable, const std::string& text) {
     bad_value(variable, text, allowed);
   errno = 0;
   const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
-  if (errno == ERANGE || value > (std::size_t{1} << 40)) bad_value(variable, text, allowed);
+  if (errno == ERANGE || value > (std::size_t{1} << 40))
+    bad_value(variable, text, "an integer of at most 2^40 (1099511627776)");
   return static_cast<std::size_t>(value);
 }
 
