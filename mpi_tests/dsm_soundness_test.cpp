@@ -584,6 +584,69 @@ TEST_F(DsmTest, AFaultInsideTheEngineIsReportedNotADeadlock) {
   d.free(data);
 }
 
+// A child after fork() is not a rank: its first DSM access is reported and
+// crashes instead of silently reaching (or not reaching) the homes.
+TEST_F(DsmTest, AChildProcessAfterForkIsToldOnItsFirstDsmAccess) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  const std::size_t words = d.page_size() / sizeof(long);
+  long* data = d.allocate<long>(words * n);  // page r homed on r
+  long* own = data + words * me;
+  long* remote = data + words * ((me + 1) % n);
+  own[0] = 5;
+  for (long* target : {own, remote}) {
+    auto [signal, said] = in_child([&] { target[1] = 99; });
+    EXPECT_EQ(signal, SIGSEGV) << said;
+    EXPECT_NE(said.find("after fork()"), std::string::npos) << said;
+  }
+  auto [signal, said] = in_child([&] {
+    try {
+      d.barrier();
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      _exit(3);
+    }
+  });
+  EXPECT_EQ(signal, 0);
+  EXPECT_NE(said.find("child process after fork()"), std::string::npos) << said;
+  d.barrier();
+  EXPECT_EQ(own[0], 5);
+  EXPECT_EQ(own[1], 0);  // no child's store arrived
+  EXPECT_EQ(remote[1], 0);
+  d.barrier();
+  d.free(data);
+}
+
+// Threads of one rank sharing a lock id: lock() says which thread holds it;
+// DsmThreadMutex makes them wait for each other, and the count is exact.
+TEST_F(DsmTest, ThreadsOfARankShareALockThroughDsmThreadMutex) {
+  Dsm& d = *dsm_;
+  const int n = runtime_->size();
+  long* counter = d.allocate<long>(1, Placement::on(0));
+  constexpr int kThreads = 4, kRounds = 50;
+  d.lock(9);
+  EXPECT_MPIDSM_ERROR(d.lock(9), Errc::invalid_state, "held by this thread");
+  std::thread other([&] {
+    EXPECT_MPIDSM_ERROR(d.lock(9), Errc::invalid_state, "held by another thread of this rank");
+  });
+  other.join();
+  d.unlock(9);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&] {
+      DsmThreadMutex mutex(d, 9);
+      for (int i = 0; i < kRounds; ++i) {
+        std::lock_guard<DsmThreadMutex> hold(mutex);
+        *counter += 1;
+      }
+    });
+  for (auto& t : threads) t.join();
+  d.barrier();
+  EXPECT_EQ(*counter, static_cast<long>(n) * kThreads * kRounds);
+  d.barrier();
+  d.free(counter);
+}
+
 // Once the only other copy of a page is gone, its home writes it without
 // faults again (tracked pages cost a fault per interval).
 TEST_F(DsmTest, AHomeStopsFaultingOnceNoCopyRemains) {

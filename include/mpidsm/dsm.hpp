@@ -126,8 +126,15 @@ class Dsm {
   // Acquire: waits (FIFO) until this rank holds lock `id` (0 .. lock_count()-1),
   // then invalidates the pages written under it since this rank last held it.
   // Locks are held by the rank, not the thread. Errc::invalid_state when this
-  // rank already holds it, Errc::out_of_range for a bad id.
+  // rank already holds it (naming whether this thread or another does; see
+  // lock_among_threads), Errc::out_of_range for a bad id.
   void lock(std::size_t id);
+  // lock() for ranks whose threads share lock ids: when another thread of
+  // this rank holds `id`, waits until it unlocks (threads of one rank queue
+  // here, then the rank queues with the other ranks) instead of failing.
+  // The lock still belongs to the rank; a thread locking an id it holds
+  // itself is Errc::invalid_state.
+  void lock_among_threads(std::size_t id);
   // Release: this rank's writes go home, then the lock passes to the next
   // waiter. Errc::invalid_state when this rank does not hold it.
   void unlock(std::size_t id);
@@ -197,6 +204,21 @@ class DsmMutex {
  public:
   DsmMutex(Dsm& dsm, std::size_t id) : dsm_(&dsm), id_(id) {}
   void lock() { dsm_->lock(id_); }
+  void unlock() { dsm_->unlock(id_); }
+  std::size_t id() const { return id_; }
+
+ private:
+  Dsm* dsm_;
+  std::size_t id_;
+};
+
+// A DSM lock for ranks with several threads: threads of a rank that lock
+// the same id wait for each other (Dsm::lock_among_threads) instead of
+// failing. BasicLockable.
+class DsmThreadMutex {
+ public:
+  DsmThreadMutex(Dsm& dsm, std::size_t id) : dsm_(&dsm), id_(id) {}
+  void lock() { dsm_->lock_among_threads(id_); }
   void unlock() { dsm_->unlock(id_); }
   std::size_t id() const { return id_; }
 

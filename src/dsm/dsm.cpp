@@ -61,7 +61,10 @@ void Dsm::barrier() {
   engine_->barrier();
 }
 void Dsm::lock(std::size_t id) {
-  engine_->lock(id);
+  engine_->lock(id, false);
+}
+void Dsm::lock_among_threads(std::size_t id) {
+  engine_->lock(id, true);
 }
 void Dsm::unlock(std::size_t id) {
   engine_->unlock(id);

@@ -54,7 +54,8 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       scratch_(page_size_),
       batch_(std::min(prefetch_pages_, cache_.capacity() - 1) + 1),
       homes_written_(static_cast<std::size_t>(runtime.size()), false),
-      held_(locks_.count(), false) {
+      held_(locks_.count(), false),
+      holder_(locks_.count()) {
   free_twins_.reserve(cache_.capacity());
   for (std::size_t slot = cache_.capacity(); slot-- > 0;)
     free_twins_.push_back(static_cast<std::int32_t>(slot));
@@ -79,6 +80,7 @@ Dsm::Engine::~Engine() {
 }
 
 void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {
+  detail::check_not_forked(rank_);
   MPI_Comm comm = runtime_.comm();
   // Every rank must describe the same allocation.
   const long long mine[] = {static_cast<long long>(bytes), static_cast<long long>(placement.kind),
@@ -167,6 +169,7 @@ void Dsm::Engine::become_home(std::size_t page) {
 }
 
 void Dsm::Engine::free(void* address) {
+  detail::check_not_forked(rank_);
   std::optional<Error> failure;
   const auto* at = static_cast<const std::byte*>(address);
   const std::size_t first = region_.contains(address) ? page_of(address) : 0;
@@ -276,6 +279,7 @@ int Dsm::Engine::home_of(const void* address) {
 // Batches of at most the prefetch size and never more than the cache room
 // that pinned pages leave, one home per batch.
 void Dsm::Engine::prefetch(const void* address, std::size_t bytes) {
+  detail::check_not_forked(rank_);
   if (bytes == 0) return;
   const auto* at = static_cast<const std::byte*>(address);
   if (!region_.contains(at) || !region_.contains(at + bytes - 1))

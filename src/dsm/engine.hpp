@@ -13,9 +13,11 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "engine_lock.hpp"
@@ -57,7 +59,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   void* allocate(std::size_t bytes, const Placement& placement);
   void free(void* address);
   void barrier();
-  void lock(std::size_t id);
+  void lock(std::size_t id, bool wait_for_threads);
   void unlock(std::size_t id);
   void prefetch(const void* address, std::size_t bytes);
   int home_of(const void* address);
@@ -188,7 +190,9 @@ class Dsm::Engine final : public detail::FaultTarget {
     std::vector<std::int64_t> outgoing, counts, incoming;
     std::vector<int> sizes, offsets;
   } barrier_scratch_;
-  std::vector<bool> held_;  // per lock id: held by this rank
+  std::vector<bool> held_;               // per lock id: held by this rank
+  std::vector<std::thread::id> holder_;  // per lock id: the thread that took it
+  std::condition_variable lock_released_;
   std::size_t held_count_ = 0;
   std::atomic<std::uint64_t> epoch_{1};  // barriers completed + 1; lock logs are per epoch
   std::uint64_t exchanges_ = 0;          // count exchanges, for the slot parity

@@ -19,9 +19,12 @@ class EngineLock {
   ~EngineLock() { --inside_engine; }
   EngineLock(const EngineLock&) = delete;
   EngineLock& operator=(const EngineLock&) = delete;
+  // For condition variables (the mark stays set while waiting: the thread
+  // is inside mpidsm all the same).
+  std::unique_lock<std::mutex>& held() { return lock_; }
 
  private:
-  std::lock_guard<std::mutex> lock_;
+  std::unique_lock<std::mutex> lock_;
 };
 
 }  // namespace mpidsm::detail

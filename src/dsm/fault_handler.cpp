@@ -1,6 +1,8 @@
 #include "fault_handler.hpp"
 
+#include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -31,6 +33,18 @@ struct Range {
 std::array<Range, 16> ranges;
 std::mutex registry_mutex;
 struct sigaction previous {};
+
+// Set in a child process after fork(): its DSM views are cut off from the
+// protocol (its stores would reach homes it shares memory with, or nobody),
+// so every page is made inaccessible and the first access is reported.
+std::atomic<bool> in_forked_child{false};
+
+void after_fork_in_child() {
+  in_forked_child.store(true);
+  for (auto& range : ranges)
+    if (const std::byte* base = range.base.load())
+      mprotect(const_cast<std::byte*>(base), range.size.load(), PROT_NONE);
+}
 
 // x86-64 reports the kind of access in the page-fault error code: bit 1 a
 // write, bit 4 an instruction fetch (never resolvable: the view is not
@@ -95,6 +109,10 @@ void on_segv(int signal, siginfo_t* info, void* context) {
       say("mpidsm: DSM memory was touched while this thread was inside mpidsm (from a signal "
           "handler or a callback); make it accessible first (Dsm::make_accessible) or do not "
           "touch it there\n");
+    } else if (in_forked_child.load(std::memory_order_relaxed)) {
+      say("mpidsm: DSM memory was touched in a child process after fork(); the DSM does not "
+          "support fork (the child is not a rank of the runtime): use it in the parent only, "
+          "or exec() in the child\n");
     } else if (!instruction_fetch) {
       outcome = target->handle_fault(info->si_addr, access);
     }
@@ -106,6 +124,12 @@ void on_segv(int signal, siginfo_t* info, void* context) {
 }  // namespace
 
 std::atomic<int> fault_ranges_registered{0};
+
+void check_not_forked(int rank) {
+  if (in_forked_child.load(std::memory_order_relaxed)) [[unlikely]]
+    throw Error(Errc::invalid_state, rank,
+                "the DSM was used in a child process after fork(), which it does not support");
+}
 
 namespace {
 
@@ -152,6 +176,8 @@ void register_fault_range(const void* base, std::size_t size, FaultTarget* targe
     range.size.store(size);
     range.target.store(target);
     range.base.store(static_cast<const std::byte*>(base), std::memory_order_release);
+    static std::once_flag fork_handler;
+    std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, after_fork_in_child); });
     if (fault_ranges_registered.fetch_add(1) == 0) {
       struct sigaction action {};
       action.sa_sigaction = on_segv;

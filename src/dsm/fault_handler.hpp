@@ -43,6 +43,9 @@ class FaultTarget {
 };
 
 void register_fault_range(const void* base, std::size_t size, FaultTarget* target);
+// Errc::invalid_state in a child process after fork() (the DSM does not
+// support fork: the child is not a rank, and its view is cut off).
+void check_not_forked(int rank);
 void unregister_fault_range(const void* base);
 
 extern std::atomic<int> fault_ranges_registered;

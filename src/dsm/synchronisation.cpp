@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <optional>
+#include <thread>
 
 #include "engine.hpp"
 #include "test_hooks.hpp"
@@ -20,6 +21,7 @@ constexpr std::int64_t kFailed = -2;
 }  // namespace
 
 void Dsm::Engine::barrier() {
+  detail::check_not_forked(rank_);
   const std::uint64_t start = detail::TickClock::now();
   // Scratch kept across barriers, so a barrier allocates nothing once warm.
   BarrierScratch& x = barrier_scratch_;
@@ -172,15 +174,31 @@ void Dsm::Engine::check_lock_id(std::size_t id, const char* operation) const {
                     " is not below MPIDSM_LOCKS=" + std::to_string(locks_.count()));
 }
 
-void Dsm::Engine::lock(std::size_t id) {
+// Locks belong to the rank: a second thread of the rank asking for a lock
+// the rank holds either waits here for the first to unlock
+// (wait_for_threads), or is told, rather than joining the global queue
+// behind its own rank.
+void Dsm::Engine::lock(std::size_t id, bool wait_for_threads) {
+  detail::check_not_forked(rank_);
   check_lock_id(id, "Dsm::lock");
+  const std::thread::id me = std::this_thread::get_id();
   {
     detail::EngineLock guard(mutex_);
-    if (held_[id])
-      throw Error(Errc::invalid_state, rank_,
-                  "Dsm::lock: lock " + std::to_string(id) +
-                      " is already held by this rank (DSM locks are not recursive)");
+    while (held_[id]) {
+      if (holder_[id] == me)
+        throw Error(Errc::invalid_state, rank_,
+                    "Dsm::lock: lock " + std::to_string(id) +
+                        " is already held by this thread (DSM locks are not recursive)");
+      if (!wait_for_threads)
+        throw Error(Errc::invalid_state, rank_,
+                    "Dsm::lock: lock " + std::to_string(id) +
+                        " is held by another thread of this rank; DSM locks belong to the "
+                        "rank: threads that share lock ids use Dsm::lock_among_threads or "
+                        "mpidsm::DsmThreadMutex, which wait for each other");
+      lock_released_.wait(guard.held());
+    }
     held_[id] = true;  // also keeps a second thread of this rank out of the queue
+    holder_[id] = me;
   }
   const std::uint64_t start = detail::TickClock::now();
   try {
@@ -200,11 +218,13 @@ void Dsm::Engine::lock(std::size_t id) {
   } catch (...) {
     detail::EngineLock guard(mutex_);
     held_[id] = false;
+    lock_released_.notify_all();
     throw;
   }
 }
 
 void Dsm::Engine::unlock(std::size_t id) {
+  detail::check_not_forked(rank_);
   check_lock_id(id, "Dsm::unlock");
   {
     detail::EngineLock guard(mutex_);
@@ -219,6 +239,7 @@ void Dsm::Engine::unlock(std::size_t id) {
   locks_.release(id);
   detail::EngineLock guard(mutex_);
   held_[id] = false;
+  lock_released_.notify_all();
 }
 
 }  // namespace mpidsm
