@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "mpi_test_support.hpp"
+#include "mpidsm/dsm.hpp"
+#include "mpidsm/pgas.hpp"
 #include "mpidsm/runtime.hpp"
 
 namespace mpidsm {
@@ -160,6 +162,33 @@ TEST(RuntimeLifecycle, CollectiveSettingsThatDifferFailEveryRankAndNameThem) {
   }
   Runtime rt(MPI_COMM_WORLD);
   ring_exchange(rt, 4);
+}
+
+// A Pgas or Dsm outliving Runtime::finalize: typed errors on use, and a safe
+// destruction (UCX released everything with the runtime).
+TEST(RuntimeLifecycle, PgasAndDsmAfterFinalizeAreTypedErrorsAndDestroySafely) {
+  Runtime rt(MPI_COMM_WORLD);
+  auto pgas = std::make_unique<Pgas>(rt);
+  auto dsm = std::make_unique<Dsm>(rt);
+  auto array = pgas->allocate<long>(4);
+  long* shared = dsm->allocate<long>(4);
+  shared[0] = 1;
+  dsm->barrier();
+  rt.finalize();
+  long value = 1;
+  EXPECT_MPIDSM_ERROR(pgas->put(array.at(0), &value, 1), Errc::not_initialized,
+                      "Pgas::put: the Pgas's Runtime was finalized");
+  EXPECT_MPIDSM_ERROR(pgas->barrier(), Errc::not_initialized, "Runtime was finalized");
+  EXPECT_MPIDSM_ERROR(pgas->allocate<long>(4), Errc::not_initialized, "Runtime was finalized");
+  EXPECT_MPIDSM_ERROR(dsm->barrier(), Errc::not_initialized,
+                      "Dsm::barrier: the Dsm's Runtime was finalized");
+  EXPECT_MPIDSM_ERROR(dsm->lock(1), Errc::not_initialized, "Runtime was finalized");
+  EXPECT_MPIDSM_ERROR(dsm->allocate<long>(4), Errc::not_initialized, "Runtime was finalized");
+  EXPECT_MPIDSM_ERROR(dsm->free(shared), Errc::not_initialized, "Runtime was finalized");
+  dsm.reset();
+  pgas.reset();
+  Runtime again(MPI_COMM_WORLD);  // nothing left behind in the way
+  ring_exchange(again, 5);
 }
 
 TEST(RuntimeLifecycle, ProgressThreadCanBeForcedOnAndOff) {

@@ -172,7 +172,11 @@ class Dsm {
   int runtime_rank() const;
 
   class Engine;
+  // The engine, or Errc::not_initialized naming `operation` once the runtime
+  // was finalized.
+  Engine& live(const char* operation) const;
   std::unique_ptr<Engine> engine_;
+  std::weak_ptr<const void> alive_;  // Runtime::lifetime()
 };
 
 // The lifetime of a Dsm::make_accessible range: accessible until release()

@@ -366,7 +366,11 @@ class Pgas {
   struct State;
   int rank_ = no_rank;
   int size_ = 0;
+  // The state, or Errc::not_initialized naming `operation` once the runtime
+  // was finalized.
+  State& live(const char* operation) const;
   std::unique_ptr<State> state_;
+  std::weak_ptr<const void> alive_;  // Runtime::lifetime()
 };
 
 }  // namespace mpidsm

@@ -42,6 +42,10 @@ class Runtime {
   const Config& config() const;
   Transport& transport();
   bool progress_thread_running() const;
+  // Expires when the runtime is finalized. Objects built on the runtime (Pgas,
+  // Dsm) keep it, refuse to be used once it expired, and then leave out the
+  // collective part of their destruction.
+  std::weak_ptr<const void> lifetime() const;
 
  private:
   struct State;

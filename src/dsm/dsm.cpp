@@ -39,10 +39,21 @@ const DsmSettings& validated(const DsmSettings& settings, Runtime& runtime) {
 }  // namespace
 
 Dsm::Dsm(Runtime& runtime, const DsmSettings& settings)
-    : engine_(std::make_unique<Engine>(runtime, validated(settings, runtime))) {}
+    : engine_(std::make_unique<Engine>(runtime, validated(settings, runtime))),
+      alive_(runtime.lifetime()) {}
 
+// Collective while the runtime and MPI are up. After Runtime::finalize UCX
+// has released the registered memory already and only this process's own
+// mappings are left to undo; after MPI_Finalize nobody can be waited for.
 Dsm::~Dsm() {
   if (!engine_) return;
+  if (alive_.expired()) {
+    engine_->abandon_transport();
+    return;
+  }
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
   try {
     engine_->barrier();  // nothing written is lost
     if (engine_->stats_at_exit()) engine_->print_stats(stderr);
@@ -51,29 +62,39 @@ Dsm::~Dsm() {
   }
 }
 
+Dsm::Engine& Dsm::live(const char* operation) const {
+  if (alive_.expired()) [[unlikely]]
+    throw Error(Errc::not_initialized, engine_->rank(),
+                std::string("Dsm::") + operation + ": the Dsm's Runtime was finalized");
+  return *engine_;
+}
+
 void* Dsm::allocate_bytes(std::size_t bytes, const Placement& placement) {
-  return engine_->allocate(bytes, placement);
+  detail::require_mpi_active(engine_->rank(), "Dsm::allocate");
+  return live("allocate").allocate(bytes, placement);
 }
 void Dsm::free(void* address) {
-  engine_->free(address);
+  detail::require_mpi_active(engine_->rank(), "Dsm::free");
+  live("free").free(address);
 }
 void Dsm::barrier() {
-  engine_->barrier();
+  detail::require_mpi_active(engine_->rank(), "Dsm::barrier");
+  live("barrier").barrier();
 }
 void Dsm::lock(std::size_t id) {
-  engine_->lock(id, false);
+  live("lock").lock(id, false);
 }
 void Dsm::lock_among_threads(std::size_t id) {
-  engine_->lock(id, true);
+  live("lock_among_threads").lock(id, true);
 }
 void Dsm::unlock(std::size_t id) {
-  engine_->unlock(id);
+  live("unlock").unlock(id);
 }
 std::size_t Dsm::lock_count() const {
   return engine_->lock_count();
 }
 void Dsm::prefetch(const void* address, std::size_t bytes) {
-  engine_->prefetch(address, bytes);
+  live("prefetch").prefetch(address, bytes);
 }
 DsmAccess Dsm::make_accessible(const void* address, std::size_t bytes, Access access) {
   if (bytes == 0) return {};
@@ -83,7 +104,7 @@ DsmAccess Dsm::make_accessible(const void* address, std::size_t bytes, Access ac
     throw Error(Errc::out_of_range, engine_->rank(),
                 "Dsm::make_accessible: " + std::to_string(bytes) + " bytes at " +
                     detail::describe_address(address) + " are not inside the DSM region");
-  engine_->pin(address, bytes, access == Access::read_write);
+  live("make_accessible").pin(address, bytes, access == Access::read_write);
   return DsmAccess(address, bytes);
 }
 
@@ -113,13 +134,14 @@ std::size_t Dsm::page_size() const {
   return engine_->page_size();
 }
 int Dsm::home_of(const void* address) const {
-  return engine_->home_of(address);
+  return live("home_of").home_of(address);
 }
 DsmStats Dsm::stats() const {
-  return engine_->stats();
+  return live("stats").stats();
 }
 void Dsm::print_stats(std::FILE* out) const {
-  engine_->print_stats(out);
+  detail::require_mpi_active(engine_->rank(), "Dsm::print_stats");
+  live("print_stats").print_stats(out);
 }
 int Dsm::runtime_rank() const {
   return engine_->rank();

@@ -26,6 +26,7 @@ constexpr std::size_t kEagerHomeRuns = 64;
 
 Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
     : runtime_(runtime),
+      runtime_alive_(runtime.lifetime()),
       transport_(runtime.transport()),
       rank_(runtime.rank()),
       page_size_(static_cast<std::size_t>(sysconf(_SC_PAGESIZE))),
@@ -77,6 +78,15 @@ Dsm::Engine::~Engine() {
   detail::unregister_fault_range(region_.view());
   budget_.try_take(-static_cast<std::ptrdiff_t>(protection_.mappings() - 1), true);
   if (pagemap_fd_ >= 0) close(pagemap_fd_);
+}
+
+void Dsm::Engine::abandon_transport() {
+  region_.abandon_transport();
+  locks_.abandon_transport();
+  sharing_.abandon_transport();
+  directory_.abandon_transport();
+  barrier_slots_.abandon_transport();
+  master_ = MemoryRegion();
 }
 
 void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -55,6 +56,11 @@ class Dsm::Engine final : public detail::FaultTarget {
   detail::FaultOutcome handle_fault(void* address, detail::FaultAccess access) override;
   void pin(const void* address, std::size_t size, bool write) override;
   void unpin(const void* address, std::size_t size) override;
+
+  // The runtime is gone and UCX with it: forget every registered region
+  // without deregistering, so destruction only undoes this process's own
+  // mappings.
+  void abandon_transport();
 
   void* allocate(std::size_t bytes, const Placement& placement);
   void free(void* address);
@@ -136,6 +142,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   void forget_lock_notices(std::size_t count);
 
   Runtime& runtime_;
+  std::weak_ptr<const void> runtime_alive_;  // Runtime::lifetime()
   Transport& transport_;
   int rank_;
   std::size_t page_size_;

@@ -27,6 +27,13 @@ thread_local std::uint64_t unexplained_at __attribute__((tls_model("initial-exec
 // out of a signal handler: an error means the access can never complete, so
 // it is reported as mpidsm reports errors and the process aborts.
 detail::FaultOutcome Dsm::Engine::handle_fault(void* address, detail::FaultAccess access) {
+  if (runtime_alive_.expired()) {
+    std::fprintf(stderr,
+                 "mpidsm[rank %d]: DSM memory at %p was touched after its Runtime was "
+                 "finalized; it cannot be fetched any more\n",
+                 rank_, address);
+    return detail::FaultOutcome::not_ours;
+  }
   try {
     detail::EngineLock guard(mutex_);
     const detail::FaultOutcome outcome = resolve(page_of(address), access);

@@ -31,6 +31,7 @@ class HomeDirectory {
   int look_up(std::size_t page);
   // Collective context (free): the pages are untouched again.
   void forget(std::size_t first, std::size_t count);
+  void abandon_transport() { words_.abandon_transport(); }
 
  private:
   std::size_t owner(std::size_t page) const { return page % ranks_; }

@@ -20,6 +20,7 @@ LockTable::LockTable(Transport& transport, std::size_t locks)
       seen_count_(locks, 0) {}
 
 LockTable::~LockTable() {
+  if (!memory_.valid()) return;  // abandoned
   try {
     transport_.deregister(memory_);
   } catch (const Error& e) {

@@ -23,6 +23,8 @@ class LockTable {
   // Collective.
   LockTable(Transport& transport, std::size_t locks);
   ~LockTable();  // collective
+  // The transport is gone: forget the table without deregistering it.
+  void abandon_transport() { memory_ = MemoryRegion(); }
   LockTable(const LockTable&) = delete;
   LockTable& operator=(const LockTable&) = delete;
 

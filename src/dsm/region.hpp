@@ -32,6 +32,9 @@ class DsmRegion {
   // master; with `direct_access`, maps same-node peers' masters too.
   DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size, bool direct_access);
   ~DsmRegion();  // collective
+  // The transport is gone: forget the registration (the mappings and the
+  // memfd are still this process's to undo).
+  void abandon_transport() { master_region_ = MemoryRegion(); }
   DsmRegion(const DsmRegion&) = delete;
   DsmRegion& operator=(const DsmRegion&) = delete;
 

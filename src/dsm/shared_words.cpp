@@ -15,6 +15,7 @@ SharedWords::SharedWords(Transport& transport, std::size_t bytes, bool direct_ac
 }
 
 SharedWords::~SharedWords() {
+  if (!memory_.valid()) return;  // abandoned
   try {
     transport_.deregister(memory_);
   } catch (const Error& e) {

@@ -18,6 +18,11 @@ class SharedWords {
   // Collective: `bytes` on every rank.
   SharedWords(Transport& transport, std::size_t bytes, bool direct_access);
   ~SharedWords();  // collective
+  // The transport is gone: forget the words without deregistering them.
+  void abandon_transport() {
+    memory_ = MemoryRegion();
+    mapped_.clear();
+  }
   SharedWords(const SharedWords&) = delete;
   SharedWords& operator=(const SharedWords&) = delete;
 

@@ -52,6 +52,7 @@ class SharingRecord {
   bool for_each_new_copy(F&& f);
   // Home side, collective context (free): the pages are new again.
   void forget(std::size_t first, std::size_t count);
+  void abandon_transport() { words_.abandon_transport(); }
 
  private:
   static constexpr std::uint8_t kHolds = 1, kEverFetched = 2;

@@ -131,6 +131,7 @@ Pgas::Pgas(Runtime& runtime) {
   rank_ = runtime.rank();
   size_ = runtime.size();
   check_heap_fits_node(runtime, config.heap_size);
+  alive_ = runtime.lifetime();
   state_ = std::make_unique<State>(runtime, config.heap_size);
   State& s = *state_;
   try {
@@ -148,8 +149,10 @@ Pgas::Pgas(Runtime& runtime) {
   s.direct_atomics = s.heap_mapped_everywhere && config.direct_access;
 }
 
+// After Runtime::finalize UCX has released the heap with everything else:
+// nothing is left to do. After MPI_Finalize the heap is released locally.
 Pgas::~Pgas() {
-  if (!state_) return;
+  if (!state_ || alive_.expired()) return;
   try {
     quiet();
     state_->transport.deregister(state_->heap);
@@ -169,7 +172,8 @@ bool Pgas::direct(int rank) const {
 }
 
 const detail::Allocation* Pgas::allocate_bytes(std::size_t bytes, std::uint64_t& generation) {
-  State& s = *state_;
+  State& s = live("allocate");
+  detail::require_mpi_active(rank_, "Pgas::allocate");
   MPI_Comm comm = s.runtime.comm();
   // Every rank must ask for the same size, or the heap stops being symmetric.
   const long long mine[] = {static_cast<long long>(bytes)};
@@ -198,7 +202,8 @@ const detail::Allocation* Pgas::allocate_bytes(std::size_t bytes, std::uint64_t&
 }
 
 void Pgas::free_bytes(const detail::Allocation* allocation, std::uint64_t generation) {
-  State& s = *state_;
+  State& s = live("free");
+  detail::require_mpi_active(rank_, "Pgas::free");
   MPI_Comm comm = s.runtime.comm();
   std::optional<Error> failure;
   if (!allocation || allocation->generation != generation)
@@ -226,7 +231,7 @@ void* Pgas::local_address(const detail::Allocation& allocation) const {
 
 Request Pgas::put_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
                         Completion completion, const char* operation) {
-  State& s = *state_;
+  State& s = live(operation);
   const std::size_t offset = s.resolve(dst, bytes, operation);
   if (bytes == 0) return Request();
   check_local(src, bytes, operation, "source");
@@ -245,7 +250,7 @@ Request Pgas::put_bytes(const detail::GlobalAddress& dst, const void* src, std::
 
 Request Pgas::get_bytes(void* dst, const detail::GlobalAddress& src, std::size_t bytes,
                         Completion completion, const char* operation) {
-  State& s = *state_;
+  State& s = live(operation);
   const std::size_t offset = s.resolve(src, bytes, operation);
   if (bytes == 0) return Request();
   check_local(dst, bytes, operation, "destination");
@@ -286,7 +291,7 @@ void Pgas::strided(bool is_put, const detail::GlobalAddress& remote, void* local
     return bytes;
   };
   footprint(local_stride, "local");
-  state_->resolve(remote, footprint(remote_stride, "remote"), operation);
+  live(operation).resolve(remote, footprint(remote_stride, "remote"), operation);
   auto* bytes = static_cast<std::byte*>(local);
   detail::GlobalAddress at = remote;
   for (std::size_t i = 0; i < blocks; ++i) {
@@ -302,20 +307,30 @@ void Pgas::strided(bool is_put, const detail::GlobalAddress& remote, void* local
 }
 
 void Pgas::fence() {
+  State& s = live("fence");
   std::atomic_thread_fence(std::memory_order_release);
-  if (state_->ucx_pending) state_->transport.fence();
+  if (s.ucx_pending) s.transport.fence();
 }
 
 void Pgas::quiet() {
+  State& s = live("quiet");
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (!state_->ucx_pending) return;
-  state_->transport.flush_all();
-  state_->ucx_pending = false;
+  if (!s.ucx_pending) return;
+  s.transport.flush_all();
+  s.ucx_pending = false;
+}
+
+Pgas::State& Pgas::live(const char* operation) const {
+  if (alive_.expired()) [[unlikely]]
+    throw Error(Errc::not_initialized, rank_,
+                std::string("Pgas::") + operation + ": the Pgas's Runtime was finalized");
+  return *state_;
 }
 
 void Pgas::barrier() {
   quiet();
-  State& s = *state_;
+  State& s = live("barrier");
+  detail::require_mpi_active(rank_, "Pgas::barrier");
   // A blocking MPI_Barrier is fine when no peer needs this rank's progress for
   // its one-sided operations; otherwise wait while driving UCX.
   if (s.heap_mapped_everywhere || s.runtime.progress_thread_running())
@@ -326,7 +341,7 @@ void Pgas::barrier() {
 
 std::uint64_t Pgas::atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, std::size_t width,
                                  std::uint64_t operand, std::uint64_t compare, bool fetch) {
-  State& s = *state_;
+  State& s = live("atomic");
   const char* operation = fetch ? "atomic fetch" : "atomic";
   const std::size_t offset = s.resolve(p, width, operation);
   if (offset % width != 0)
@@ -357,7 +372,7 @@ std::uint64_t Pgas::atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, st
 
 void Pgas::put_signal_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
                             const detail::GlobalAddress& signal, std::uint64_t value, SignalOp op) {
-  State& s = *state_;
+  State& s = live("put_signal");
   const std::size_t signal_offset = s.resolve(signal, sizeof(std::uint64_t), "put_signal");
   if (signal.rank != dst.rank)
     throw Error(Errc::invalid_argument, rank_,
@@ -395,7 +410,7 @@ void Pgas::check_symmetric(const void* word, std::size_t width, const char* oper
 }
 
 bool Pgas::progress() {
-  return state_->transport.progress();
+  return live("progress").transport.progress();
 }
 void Pgas::yield() {
   if (state_->transport.oversubscribed()) sched_yield();

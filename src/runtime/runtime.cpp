@@ -76,6 +76,7 @@ struct Runtime::State {
   Config config;
   std::unique_ptr<Transport> transport;
   std::unique_ptr<detail::ProgressThread> progress;
+  std::shared_ptr<const void> alive = std::make_shared<int>(0);
 
   ~State() {
     progress.reset();  // the worker must outlive the thread that drives it
@@ -176,6 +177,9 @@ Transport& Runtime::transport() {
 }
 bool Runtime::progress_thread_running() const {
   return state().progress != nullptr;
+}
+std::weak_ptr<const void> Runtime::lifetime() const {
+  return state().alive;
 }
 
 }  // namespace mpidsm

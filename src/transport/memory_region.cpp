@@ -168,13 +168,19 @@ MemoryRegion Transport::Impl::map_region(void* base, std::size_t length, bool al
 
 void Transport::deregister(MemoryRegion& region) {
   Impl& s = *impl_;
-  // Agree first: a stale handle on one rank must not leave the others blocked.
-  std::optional<Error> failure;
-  if (!region.valid())
-    failure.emplace(Errc::unregistered, rank_, "deregister: memory region is not registered");
-  detail::throw_if_any_failed(s.comm, rank_, failure, "deregister");
-  flush_all();
-  s.barrier();  // every peer has completed its operations on the region
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) {
+    // Agree first: a stale handle on one rank must not leave the others blocked.
+    std::optional<Error> failure;
+    if (!region.valid())
+      failure.emplace(Errc::unregistered, rank_, "deregister: memory region is not registered");
+    detail::throw_if_any_failed(s.comm, rank_, failure, "deregister");
+    flush_all();
+    s.barrier();  // every peer has completed its operations on the region
+  } else if (!region.valid()) {
+    return;  // after MPI_Finalize nobody can be waited for: release what is ours
+  }
   detail::RegionState& state = *region.state_;
   for (auto& key : state.peers)
     if (key.rkey) ucp_rkey_destroy(static_cast<ucp_rkey_h>(key.rkey));

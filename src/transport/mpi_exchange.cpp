@@ -7,6 +7,14 @@
 
 namespace mpidsm::detail {
 
+void require_mpi_active(int rank, const char* operation) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized)
+    throw Error(Errc::mpi, rank,
+                std::string(operation) + " after MPI_Finalize: collective operations need MPI");
+}
+
 void check_mpi(int rank, const char* call, int rc) {
   if (rc == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];

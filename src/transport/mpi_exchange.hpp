@@ -40,6 +40,10 @@ ValueRange value_range(MPI_Comm comm, int rank, std::span<const long long> mine)
 void require_same_values(MPI_Comm comm, int rank, std::span<const char* const> names,
                          std::span<const long long> values, Errc code, const std::string& context);
 
+// Throws Error(Errc::mpi) naming `operation` when MPI_Finalize has been called
+// (a collective then cannot run; Open MPI would abort the process).
+void require_mpi_active(int rank, const char* operation);
+
 // Throws Error(Errc::mpi) naming the MPI call when rc is not MPI_SUCCESS.
 void check_mpi(int rank, const char* call, int rc);
 
