@@ -211,24 +211,18 @@ class DsmMutex {
   void unlock() { dsm_->unlock(id_); }
   std::size_t id() const { return id_; }
 
- private:
+ protected:
   Dsm* dsm_;
   std::size_t id_;
 };
 
 // A DSM lock for ranks with several threads: threads of a rank that lock
 // the same id wait for each other (Dsm::lock_among_threads) instead of
-// failing. BasicLockable.
-class DsmThreadMutex {
+// failing.
+class DsmThreadMutex : public DsmMutex {
  public:
-  DsmThreadMutex(Dsm& dsm, std::size_t id) : dsm_(&dsm), id_(id) {}
+  using DsmMutex::DsmMutex;
   void lock() { dsm_->lock_among_threads(id_); }
-  void unlock() { dsm_->unlock(id_); }
-  std::size_t id() const { return id_; }
-
- private:
-  Dsm* dsm_;
-  std::size_t id_;
 };
 
 }  // namespace mpidsm
