@@ -360,7 +360,8 @@ class Pgas {
                    const char* role) const;
   void check_symmetric(const void* word, std::size_t width, const char* operation) const;
   bool progress();
-  // Gives up the CPU when ranks outnumber cores (see Transport::oversubscribed).
+  // Between idle polls of a wait: ends it when a peer's process is gone, and
+  // gives up the CPU when ranks outnumber cores (see Transport::oversubscribed).
   void yield();
 
   struct State;

@@ -242,6 +242,13 @@ class Transport {
   // Blocks in MPI_Ibarrier on comm while driving UCX progress, so peers that
   // wait on this rank's progress are never starved by a blocking collective.
   void barrier();
+  // Waits for a non-blocking MPI request while driving UCX progress.
+  void wait_mpi(MPI_Request& request, const char* waiting_for);
+  // Every blocking wait ends with Errc::transport naming the rank and
+  // `waiting_for` once a peer's process is gone (checked at most every
+  // 100 ms; peers on this node). Loops that wait outside mpidsm's own calls
+  // (on a word a peer sets) call this.
+  void check_peers(const char* waiting_for);
 
  private:
   friend class Request;

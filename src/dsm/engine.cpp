@@ -44,7 +44,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
                runtime.config().direct_access),
       directory_(transport_, pages_, runtime.config().direct_access),
       barrier_slots_(transport_,
-                     2 * static_cast<std::size_t>(runtime.size()) * sizeof(std::int64_t),
+                     (2 * static_cast<std::size_t>(runtime.size()) + 64) * sizeof(std::int64_t),
                      runtime.config().direct_access),
       state_(pages_),
       protection_(pages_),

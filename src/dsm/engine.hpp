@@ -137,6 +137,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   // synchronisation.cpp
   void check_lock_id(std::size_t id, const char* operation) const;
   void exchange_counts(std::int64_t mine, std::vector<std::int64_t>& counts);
+  void node_barrier();
   void forget_notices(std::vector<std::int64_t>& notices);
   void record_notice_of_barrier(std::size_t page);
   void forget_lock_notices(std::size_t count);
@@ -161,7 +162,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   detail::PageCache cache_;
   detail::SharingRecord sharing_;
   detail::HomeDirectory directory_;  // homes of first-touch pages
-  // Per rank, 2 x ranks int64: the notice counts peers pushed, by barrier parity.
+  // Per rank, 2 x ranks int64: the notice counts peers pushed, by barrier
+  // parity; then one word per round of the node barrier.
   detail::SharedWords barrier_slots_;
   detail::LazyArray<PageState> state_;
   detail::ProtectionMap protection_;
@@ -203,6 +205,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::size_t held_count_ = 0;
   std::atomic<std::uint64_t> epoch_{1};  // barriers completed + 1; lock logs are per epoch
   std::uint64_t exchanges_ = 0;          // count exchanges, for the slot parity
+  std::uint64_t node_barriers_ = 0;      // node_barrier() calls, for its round words
   int pagemap_fd_ = -1;  // /proc/self/pagemap, to tell whether a prefetched page was touched
   DsmStats stats_;
   detail::TickClock clock_;

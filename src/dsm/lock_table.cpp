@@ -35,11 +35,13 @@ LockTable::QueueNode& LockTable::my_node(std::size_t id) const {
 
 std::uint64_t LockTable::wait_for_nonzero(const std::uint64_t& word) {
   std::atomic_ref<const std::uint64_t> value(word);
-  for (;;) {
+  for (unsigned polls = 1;; ++polls) {
     if (const std::uint64_t v = value.load(std::memory_order_acquire)) return v;
     // Over tcp the peer's atomic is applied by this worker's progress.
     transport_.progress();
     if (transport_.oversubscribed()) sched_yield();
+    // The rank that would set the word may be gone (it held the lock).
+    if (polls % 256 == 0) transport_.check_peers("Dsm::lock");
   }
 }
 

@@ -1,5 +1,7 @@
 // The DSM's acquire and release points: barrier (everyone's notices) and
 // locks (the notices of the critical sections under one lock).
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <optional>
@@ -86,10 +88,12 @@ void Dsm::Engine::barrier() {
       at += static_cast<std::size_t>(x.sizes[r]);
     }
     x.incoming.resize(static_cast<std::size_t>(total));
-    detail::check_mpi(
-        rank_, "MPI_Allgatherv in Dsm::barrier",
-        MPI_Allgatherv(x.outgoing.data(), static_cast<int>(x.outgoing.size()), MPI_INT64_T,
-                       x.incoming.data(), x.sizes.data(), x.offsets.data(), MPI_INT64_T, comm));
+    MPI_Request request;
+    detail::check_mpi(rank_, "MPI_Iallgatherv in Dsm::barrier",
+                      MPI_Iallgatherv(x.outgoing.data(), static_cast<int>(x.outgoing.size()),
+                                      MPI_INT64_T, x.incoming.data(), x.sizes.data(),
+                                      x.offsets.data(), MPI_INT64_T, comm, &request));
+    transport_.wait_mpi(request, "Dsm::barrier");
   }
   if (total > 0 || lock_notices_before > 0) {
     detail::EngineLock guard(mutex_);
@@ -136,16 +140,21 @@ void Dsm::Engine::forget_lock_notices(std::size_t count) {
 
 // The count exchange that is also the barrier. When every rank's slots are
 // mapped (one node), a rank with something to say (notices, or holding a
-// lock) stores its count into every rank's slots, and MPI_Barrier publishes
-// them. A clean barrier then reads only this rank's own slots, which nobody
-// wrote: no cache line moves beyond MPI_Barrier's own. Slots alternate with
+// lock) stores its count into every rank's slots, and a barrier in shared
+// memory publishes them. A clean barrier then reads only this rank's own
+// slots, which nobody wrote: no cache line moves beyond the barrier's own. Slots alternate with
 // the barrier's parity and the reader zeroes what it found, so a rank already
 // in the next barrier never overwrites a count a slower rank is still reading.
 void Dsm::Engine::exchange_counts(std::int64_t mine, std::vector<std::int64_t>& counts) {
   MPI_Comm comm = runtime_.comm();
+  // Non-blocking collectives, so a rank that died ends the wait with an
+  // error naming it.
+  MPI_Request request;
   if (!barrier_slots_.direct()) {
-    detail::check_mpi(rank_, "MPI_Allgather in Dsm::barrier",
-                      MPI_Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm));
+    detail::check_mpi(
+        rank_, "MPI_Iallgather in Dsm::barrier",
+        MPI_Iallgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm, &request));
+    transport_.wait_mpi(request, "Dsm::barrier");
     return;
   }
   const std::size_t ranks = counts.size();
@@ -158,13 +167,40 @@ void Dsm::Engine::exchange_counts(std::int64_t mine, std::vector<std::int64_t>& 
         std::atomic_ref<std::int64_t>(
             barrier_slots_.mapped<std::int64_t>(static_cast<int>(r), slot_offset(me)))
             .store(mine, std::memory_order_release);
-  detail::check_mpi(rank_, "MPI_Barrier in Dsm::barrier", MPI_Barrier(comm));
+  node_barrier();
   for (std::size_t r = 0; r < ranks; ++r) {
     std::atomic_ref<std::int64_t> slot(barrier_slots_.local<std::int64_t>(slot_offset(r)));
     counts[r] = slot.load(std::memory_order_acquire);
     if (counts[r] != 0) slot.store(0, std::memory_order_relaxed);
   }
   counts[me] = mine;
+}
+
+// A dissemination barrier on the mapped slots: in round k this rank signals
+// rank (me + 2^k) % n and waits for the signal of rank (me - 2^k) % n, so
+// every rank has heard from every other after ceil(log2 n) rounds. Each
+// round's word counts the signals this rank received, so a barrier waits
+// for the count to reach the number of barriers so far (no reset, no race
+// with a rank already in the next barrier). Release and acquire order each
+// signal after the counts a rank stored into its peers' slots. Faster than
+// MPI_Barrier here, and a wait that can end with an error: a spinning rank
+// notices a peer whose process is gone.
+void Dsm::Engine::node_barrier() {
+  const std::uint64_t epoch = ++node_barriers_;
+  const int ranks = runtime_.size();
+  const auto rounds_base = 2 * static_cast<std::size_t>(ranks) * sizeof(std::int64_t);
+  std::size_t round = 0;
+  for (int distance = 1; distance < ranks; distance *= 2, ++round) {
+    const std::size_t flag = rounds_base + round * sizeof(std::uint64_t);
+    const int peer = (rank_ + distance) % ranks;
+    std::atomic_ref<std::uint64_t>(barrier_slots_.mapped<std::uint64_t>(peer, flag))
+        .fetch_add(1, std::memory_order_release);
+    std::atomic_ref<std::uint64_t> mine(barrier_slots_.local<std::uint64_t>(flag));
+    for (unsigned spins = 1; mine.load(std::memory_order_acquire) < epoch; ++spins) {
+      if (spins % 64 == 0 && transport_.oversubscribed()) sched_yield();
+      if (spins % 1024 == 0) transport_.check_peers("Dsm::barrier");
+    }
+  }
 }
 
 void Dsm::Engine::check_lock_id(std::size_t id, const char* operation) const {

@@ -413,7 +413,9 @@ bool Pgas::progress() {
   return live("progress").transport.progress();
 }
 void Pgas::yield() {
-  if (state_->transport.oversubscribed()) sched_yield();
+  State& s = live("wait_until");
+  s.transport.check_peers("wait_until");
+  if (s.transport.oversubscribed()) sched_yield();
 }
 
 }  // namespace mpidsm

@@ -170,7 +170,9 @@ void Transport::deregister(MemoryRegion& region) {
   Impl& s = *impl_;
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) {
+  // After MPI_Finalize, or once a peer's process is gone, nobody can be
+  // waited for: release what is ours.
+  if (!finalized && s.liveness.dead_peer() < 0) {
     // Agree first: a stale handle on one rank must not leave the others blocked.
     std::optional<Error> failure;
     if (!region.valid())
@@ -179,7 +181,7 @@ void Transport::deregister(MemoryRegion& region) {
     flush_all();
     s.barrier();  // every peer has completed its operations on the region
   } else if (!region.valid()) {
-    return;  // after MPI_Finalize nobody can be waited for: release what is ours
+    return;
   }
   detail::RegionState& state = *region.state_;
   for (auto& key : state.peers)

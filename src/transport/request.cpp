@@ -102,7 +102,7 @@ void Request::wait() {
   if (!handle_) return;
   Transport::Impl& s = *transport_->impl_;
   bool done = false;
-  s.progress_until([&] { return done = poll(); });
+  s.progress_until([&] { return done = poll(); }, what_);
 }
 
 }  // namespace mpidsm

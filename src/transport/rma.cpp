@@ -77,18 +77,19 @@ void Transport::flush_all() {
   // that UCX emulates with active messages (small puts to memory UCX did not
   // allocate) had landed at the target; the DSM test with 3+ writers to one
   // home caught it. Endpoint flushes wait for them.
-  std::vector<ucs_status_ptr_t>& pending = impl_->flush_requests;
+  // Each request with its peer, so a failure names the rank.
+  std::vector<std::pair<ucs_status_ptr_t, int>>& pending = impl_->flush_requests;
   pending.clear();
   ucp_request_param_t param{};
   for (int peer = 0; peer < size_; ++peer) {
     ucs_status_ptr_t request = ucp_ep_flush_nbx(impl_->endpoints[peer], &param);
     if (UCS_PTR_IS_ERR(request)) {
-      for (auto r : pending) impl_->wait(r, "flush_all", no_rank);
+      for (auto [r, p] : pending) impl_->wait(r, "flush_all", p);
       detail::throw_ucx(rank_, "flush_all", peer, UCS_PTR_STATUS(request));
     }
-    if (request) pending.push_back(request);
+    if (request) pending.emplace_back(request, peer);
   }
-  for (auto request : pending) impl_->wait(request, "flush_all", no_rank);
+  for (auto [request, peer] : pending) impl_->wait(request, "flush_all", peer);
   impl_->unpin_flushed(no_rank);
 }
 

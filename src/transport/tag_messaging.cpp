@@ -113,7 +113,7 @@ MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capac
   if (UCS_PTR_IS_ERR(handle)) {
     slot.status = UCS_PTR_STATUS(handle);
   } else {
-    impl_->progress_until([&] { return slot.done.load(std::memory_order_acquire); });
+    impl_->progress_until([&] { return slot.done.load(std::memory_order_acquire); }, "recv");
     ucp_request_free(handle);
   }
   MessageInfo info = detail::TagCodec::describe(slot.info.sender_tag, slot.info.length);

@@ -138,6 +138,7 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
     detail::check_ucx(rank_, "ucp_ep_create", peer,
                       ucp_ep_create(s.worker, &params, &s.endpoints[peer]));
   }
+  s.liveness.exchange(comm, rank_);
 }
 
 Transport::~Transport() {
@@ -145,8 +146,10 @@ Transport::~Transport() {
   Impl& s = *impl_;
   int finalized = 0;
   MPI_Finalized(&finalized);
-  // After MPI_Finalize no peer can be waited for: release local resources only.
-  bool collective = !finalized && s.worker != nullptr && !s.endpoints.empty();
+  // After MPI_Finalize, or once a peer's process is gone, no peer can be
+  // waited for: release local resources only.
+  bool collective =
+      !finalized && s.worker != nullptr && !s.endpoints.empty() && s.liveness.dead_peer() < 0;
   try {
     if (collective) {
       flush_all();
@@ -168,11 +171,13 @@ Transport::~Transport() {
       ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &param);
       if (request && !UCS_PTR_IS_ERR(request)) closing.push_back(request);
     }
-    s.progress_until([&] {
-      for (auto request : closing)
-        if (ucp_request_check_status(request) == UCS_INPROGRESS) return false;
-      return true;
-    });
+    s.progress_until(
+        [&] {
+          for (auto request : closing)
+            if (ucp_request_check_status(request) == UCS_INPROGRESS) return false;
+          return true;
+        },
+        "closing endpoints");
     for (auto request : closing) ucp_request_free(request);
     // Peers may still need our progress to finish closing their endpoints to us.
     if (collective) s.barrier();
@@ -232,11 +237,31 @@ void Transport::barrier() {
 void Transport::Impl::barrier() {
   MPI_Request request;
   detail::check_mpi(rank, "MPI_Ibarrier", MPI_Ibarrier(comm, &request));
+  wait_mpi(request, "barrier");
+}
+
+void Transport::Impl::wait_mpi(MPI_Request& request, const char* waiting_for) {
   int done = 0;
-  progress_until([&] {
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    return done != 0;
-  });
+  progress_until(
+      [&] {
+        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        return done != 0;
+      },
+      waiting_for);
+}
+
+void Transport::Impl::throw_peer_gone(int peer, const char* waiting_for) const {
+  throw Error(Errc::transport, rank,
+              std::string(waiting_for) + ": rank " + std::to_string(peer) +
+                  " is gone (its process died); the runtime cannot go on with it");
+}
+
+void Transport::wait_mpi(MPI_Request& request, const char* waiting_for) {
+  impl_->wait_mpi(request, waiting_for);
+}
+
+void Transport::check_peers(const char* waiting_for) {
+  impl_->check_peers(waiting_for);
 }
 
 }  // namespace mpidsm

@@ -14,6 +14,7 @@
 
 #include "dsm/fault_handler.hpp"
 #include "mpidsm/transport.hpp"
+#include "peer_liveness.hpp"
 #include "ucx_status.hpp"
 
 namespace mpidsm {
@@ -29,7 +30,7 @@ struct Transport::Impl {
   int event_fd = -1;
 
   // Reused by flush_all so the flush path does not allocate.
-  std::vector<ucs_status_ptr_t> flush_requests;
+  std::vector<std::pair<ucs_status_ptr_t, int>> flush_requests;
 
   // DSM buffers of put_nbi/get_nbi in flight: pinned until a flush of their
   // peer completes them.
@@ -72,10 +73,12 @@ struct Transport::Impl {
   // Drives the worker until done() holds. When oversubscribed, yields the CPU
   // after a run of idle polls, since the rank we wait for may need this core;
   // otherwise it spins, as a system call in the wait would add to latency.
+  // A peer whose process is gone ends the wait: Errc::transport naming it and
+  // `waiting_for`.
   template <class Done>
-  void progress_until(Done&& done) {
-    constexpr unsigned idle_polls_before_yield = 64;
-    unsigned idle = 0;
+  void progress_until(Done&& done, const char* waiting_for) {
+    constexpr unsigned idle_polls_before_yield = 64, polls_per_liveness_look = 256;
+    unsigned idle = 0, polls = 0;
     while (!done()) {
       if (ucp_worker_progress(worker) != 0) {
         idle = 0;
@@ -83,8 +86,18 @@ struct Transport::Impl {
         sched_yield();
         idle = 0;
       }
+      if (++polls == polls_per_liveness_look) {
+        polls = 0;
+        check_peers(waiting_for);
+      }
     }
   }
+  void check_peers(const char* waiting_for) {
+    if (const int dead = liveness.dead_peer(); dead >= 0) [[unlikely]]
+      throw_peer_gone(dead, waiting_for);
+  }
+  [[noreturn]] void throw_peer_gone(int peer, const char* waiting_for) const;
+  detail::PeerLiveness liveness;
 
   // Waits for a UCX request returned by a *_nbx call (nullptr: completed at
   // once), frees it, and throws with `operation` and `peer` if it failed.
@@ -92,7 +105,8 @@ struct Transport::Impl {
     if (request == nullptr) return;
     if (UCS_PTR_IS_ERR(request)) detail::throw_ucx(rank, operation, peer, UCS_PTR_STATUS(request));
     ucs_status_t status;
-    progress_until([&] { return (status = ucp_request_check_status(request)) != UCS_INPROGRESS; });
+    progress_until([&] { return (status = ucp_request_check_status(request)) != UCS_INPROGRESS; },
+                   operation);
     ucp_request_free(request);
     detail::check_ucx(rank, operation, peer, status);
   }
@@ -128,6 +142,7 @@ struct Transport::Impl {
   std::pair<std::uint64_t, std::uint64_t> receive_match(int source, int tag, const void* buffer,
                                                         std::size_t capacity) const;
   void barrier();
+  void wait_mpi(MPI_Request& request, const char* waiting_for);
   void announce_unmappable_peer();
   // Destroys the worker and context without talking to peers.
   void release_local() noexcept;

@@ -1,0 +1,83 @@
+#include "peer_liveness.hpp"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "mpi_exchange.hpp"
+
+namespace mpidsm::detail {
+namespace {
+
+constexpr std::uint64_t kLookEveryNs = 100'000'000;
+
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+// Which kernel, and which PID namespace in it: pids compare only within both.
+std::uint64_t pid_space() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string boot;
+  std::getline(in, boot);
+  struct stat ns {};
+  const std::uint64_t inode = stat("/proc/self/ns/pid", &ns) == 0 ? ns.st_ino : 0;
+  return std::hash<std::string>{}(boot) ^ (inode * 0x9E3779B97F4A7C15ull);
+}
+
+// Gone: no such process, or a zombie nobody reaped yet.
+bool gone(std::int64_t pid) {
+  if (kill(static_cast<pid_t>(pid), 0) != 0) return errno == ESRCH;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%lld/stat", static_cast<long long>(pid));
+  std::FILE* stat_file = std::fopen(path, "r");
+  if (!stat_file) return true;
+  char state = '?';
+  const int read = std::fscanf(stat_file, "%*d (%*[^)]) %c", &state);
+  std::fclose(stat_file);
+  return read == 1 && (state == 'Z' || state == 'X');
+}
+
+}  // namespace
+
+void PeerLiveness::exchange(MPI_Comm comm, int rank) {
+  int ranks = 0;
+  MPI_Comm_size(comm, &ranks);
+  const std::int64_t mine[2] = {static_cast<std::int64_t>(pid_space()),
+                                static_cast<std::int64_t>(getpid())};
+  std::vector<std::int64_t> all(2 * static_cast<std::size_t>(ranks));
+  check_mpi(rank, "MPI_Allgather",
+            MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm));
+  pids_.assign(static_cast<std::size_t>(ranks), 0);
+  for (std::size_t r = 0; r < pids_.size(); ++r)
+    if (static_cast<int>(r) != rank && all[2 * r] == mine[0]) pids_[r] = all[2 * r + 1];
+}
+
+int PeerLiveness::dead_peer() {
+  const int known = dead_.load(std::memory_order_relaxed);
+  if (known >= 0) return known;
+  const std::uint64_t now = now_ns();
+  std::uint64_t due = next_look_ns_.load(std::memory_order_relaxed);
+  if (now < due || !next_look_ns_.compare_exchange_strong(due, now + kLookEveryNs)) return -1;
+  return look();
+}
+
+int PeerLiveness::look() {
+  for (std::size_t r = 0; r < pids_.size(); ++r)
+    if (pids_[r] != 0 && gone(pids_[r])) {
+      dead_.store(static_cast<int>(r));
+      return static_cast<int>(r);
+    }
+  return -1;
+}
+
+}  // namespace mpidsm::detail
