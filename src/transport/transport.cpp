@@ -42,6 +42,18 @@ ucp_context_h create_context(int rank, int size, bool shared_memory_only,
       detail::throw_ucx(rank, "ucp_config_modify(TLS)", no_rank, status);
     }
   }
+  // Shared memory from SysV only: UCX's POSIX allocator creates files in
+  // /dev/shm and writes them whole, so a rank dying while it allocates
+  // leaves them behind (and the write commits memory nobody touched). Where
+  // SysV cannot serve, private memory follows (reached through UCX instead
+  // of loads and stores). UCX_ALLOC_PRIO, when the user sets it, wins.
+  if (std::getenv("UCX_ALLOC_PRIO") == nullptr) {
+    ucs_status_t status = ucp_config_modify(config, "ALLOC_PRIO", "md:sysv,huge,thp,mmap,heap");
+    if (status != UCS_OK) {
+      ucp_config_release(config);
+      detail::throw_ucx(rank, "ucp_config_modify(ALLOC_PRIO)", no_rank, status);
+    }
+  }
   if (options.rndv_threshold != 0) {
     ucs_status_t status =
         ucp_config_modify(config, "RNDV_THRESH", std::to_string(options.rndv_threshold).c_str());
