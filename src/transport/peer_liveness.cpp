@@ -1,12 +1,13 @@
 #include "peer_liveness.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
-#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -34,17 +35,28 @@ std::uint64_t pid_space() {
   return std::hash<std::string>{}(boot) ^ (inode * 0x9E3779B97F4A7C15ull);
 }
 
-// Gone: no such process, or a zombie nobody reaped yet.
+// Gone: no such process, or a zombie nobody reaped yet. Only system calls
+// and a stack buffer: this runs inside waits the DSM's fault handler makes.
 bool gone(std::int64_t pid) {
   if (kill(static_cast<pid_t>(pid), 0) != 0) return errno == ESRCH;
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%lld/stat", static_cast<long long>(pid));
-  std::FILE* stat_file = std::fopen(path, "r");
-  if (!stat_file) return true;
-  char state = '?';
-  const int read = std::fscanf(stat_file, "%*d (%*[^)]) %c", &state);
-  std::fclose(stat_file);
-  return read == 1 && (state == 'Z' || state == 'X');
+  char path[32] = "/proc/";  // then the pid's digits and "/stat"
+  char digits[20];
+  int count = 0;
+  for (auto rest = static_cast<unsigned long long>(pid); count == 0 || rest != 0; rest /= 10)
+    digits[count++] = static_cast<char>('0' + rest % 10);
+  char* at = path + 6;
+  while (count > 0) *at++ = digits[--count];
+  std::memcpy(at, "/stat", 6);
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  char text[512];
+  const ssize_t length = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (length <= 0) return true;
+  text[length] = '\0';
+  // "pid (command) state ...": the command may hold spaces and parentheses.
+  const char* end = std::strrchr(text, ')');
+  return end && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X');
 }
 
 }  // namespace
