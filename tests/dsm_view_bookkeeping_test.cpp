@@ -54,11 +54,17 @@ TEST(CopyLog, AnEntryMatchesOnlyTheIndexItWasWrittenFor) {
   const std::uint64_t index = 3 * CopyLog::entries + 5;
   const std::uint64_t entry = CopyLog::encode(index, 123456);
   EXPECT_EQ(CopyLog::page(entry), 123456u);
-  EXPECT_TRUE(CopyLog::written_for(entry, index));
+  const std::uint64_t check = CopyLog::check(entry);
+  EXPECT_TRUE(CopyLog::written_for(entry, check, index));
   // The same slot one lap earlier or later, and a slot nobody wrote.
-  EXPECT_FALSE(CopyLog::written_for(entry, index - CopyLog::entries));
-  EXPECT_FALSE(CopyLog::written_for(entry, index + CopyLog::entries));
-  EXPECT_FALSE(CopyLog::written_for(0, 5));
+  EXPECT_FALSE(CopyLog::written_for(entry, check, index - CopyLog::entries));
+  EXPECT_FALSE(CopyLog::written_for(entry, check, index + CopyLog::entries));
+  EXPECT_FALSE(CopyLog::written_for(0, 0, 5));
+  // Half written: a new entry beside an old check word, or a byte of the
+  // entry still old, reads as not yet written.
+  const std::uint64_t older = CopyLog::encode(index - CopyLog::entries, 99);
+  EXPECT_FALSE(CopyLog::written_for(entry, CopyLog::check(older), index));
+  EXPECT_FALSE(CopyLog::written_for((entry & ~0xFFull) | (older & 0xFF), check, index));
   EXPECT_EQ(CopyLog::slot(index), 5u);
 }
 

@@ -10,7 +10,7 @@ SharingRecord::SharingRecord(Transport& transport, std::size_t pages, std::size_
     : transport_(transport),
       words_(transport, count_offset(pages), direct_access),
       local_(pages),
-      staged_(max_batch) {}
+      staged_(2 * max_batch) {}
 
 void SharingRecord::add_copies(int home, const std::size_t* pages, std::size_t count) {
   if (!words_.direct()) {
@@ -28,9 +28,11 @@ void SharingRecord::add_copies(int home, const std::size_t* pages, std::size_t c
       continue;
     const std::uint64_t index =
         std::atomic_ref<std::uint64_t>(words_.mapped<std::uint64_t>(home, kCounter)).fetch_add(1);
-    std::atomic_ref<std::uint64_t>(
-        words_.mapped<std::uint64_t>(home, kRing + CopyLog::slot(index) * 8))
-        .store(CopyLog::encode(index, page));
+    const std::uint64_t entry = CopyLog::encode(index, page);
+    const std::size_t slot = kRing + CopyLog::slot(index) * kSlot;
+    std::atomic_ref<std::uint64_t>(words_.mapped<std::uint64_t>(home, slot)).store(entry);
+    std::atomic_ref<std::uint64_t>(words_.mapped<std::uint64_t>(home, slot + 8))
+        .store(CopyLog::check(entry));
   }
 }
 
@@ -40,22 +42,23 @@ void SharingRecord::add_copies(int home, const std::size_t* pages, std::size_t c
 void SharingRecord::append_through_ucx(int home, const std::size_t* pages, std::size_t count) {
   std::size_t staged = 0;
   for (std::size_t i = 0; i < count; ++i)
-    if (!(local_[pages[i]] & kHolds)) staged_[staged++] = pages[i];
+    if (!(local_[pages[i]] & kHolds)) staged_[2 * staged++] = pages[i];
   if (staged == 0) return;
   const MemoryRegion& memory = words_.region();
   const std::uint64_t first =
       transport_.atomic_fetch<std::uint64_t>(AtomicOp::add, home, memory, kCounter, staged);
   for (std::size_t i = 0; i < staged; ++i) {
-    const std::size_t page = staged_[i];
+    const std::size_t page = staged_[2 * i];
     local_[page] |= kHolds | kEverFetched;
     transport_.atomic_post<std::uint32_t>(AtomicOp::add, home, memory, count_offset(page), 1);
-    staged_[i] = CopyLog::encode(first + i, page);
+    staged_[2 * i] = CopyLog::encode(first + i, page);
+    staged_[2 * i + 1] = CopyLog::check(staged_[2 * i]);
   }
   // Consecutive indices fill the ring in at most two contiguous spans.
   for (std::size_t i = 0; i < staged;) {
     const std::size_t slot = CopyLog::slot(first + i);
     const std::size_t run = std::min(staged - i, CopyLog::entries - slot);
-    transport_.put_nbi(home, memory, kRing + slot * 8, &staged_[i], run * 8);
+    transport_.put_nbi(home, memory, kRing + slot * kSlot, &staged_[2 * i], run * kSlot);
     i += run;
   }
   transport_.flush(home);
@@ -85,10 +88,15 @@ std::uint64_t SharingRecord::log_counter() const {
   return std::atomic_ref<std::uint64_t>(words_.local<std::uint64_t>(kCounter)).fetch_add(0);
 }
 
-std::uint64_t SharingRecord::log_entry(std::uint64_t index) const {
-  return std::atomic_ref<std::uint64_t>(
-             words_.local<std::uint64_t>(kRing + CopyLog::slot(index) * 8))
-      .load(std::memory_order_acquire);
+bool SharingRecord::log_entry(std::uint64_t index, std::size_t& page) const {
+  const std::size_t slot = kRing + CopyLog::slot(index) * kSlot;
+  const std::uint64_t entry = std::atomic_ref<std::uint64_t>(words_.local<std::uint64_t>(slot))
+                                  .load(std::memory_order_acquire);
+  const std::uint64_t check = std::atomic_ref<std::uint64_t>(words_.local<std::uint64_t>(slot + 8))
+                                  .load(std::memory_order_acquire);
+  if (!CopyLog::written_for(entry, check, index)) return false;
+  page = CopyLog::page(entry);
+  return true;
 }
 
 void SharingRecord::forget(std::size_t first, std::size_t count) {

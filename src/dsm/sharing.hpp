@@ -57,17 +57,19 @@ class SharingRecord {
  private:
   static constexpr std::uint8_t kHolds = 1, kEverFetched = 2;
   static constexpr std::size_t kCounter = 0;
-  static constexpr std::size_t kRing = 8;
-  static constexpr std::size_t kCounts = kRing + CopyLog::entries * 8;
+  static constexpr std::size_t kRing = 8;  // slots of two words: entry, check
+  static constexpr std::size_t kSlot = 16;
+  static constexpr std::size_t kCounts = kRing + CopyLog::entries * kSlot;
   static std::size_t count_offset(std::size_t page) { return kCounts + page * 4; }
   std::uint64_t log_counter() const;
-  std::uint64_t log_entry(std::uint64_t index) const;
+  // Whether slot `index` holds a whole entry for it; then `page` is set.
+  bool log_entry(std::uint64_t index, std::size_t& page) const;
   void append_through_ucx(int home, const std::size_t* pages, std::size_t count);
 
   Transport& transport_;
   SharedWords words_;
   LazyArray<std::uint8_t> local_;      // per page: kHolds, kEverFetched
-  std::vector<std::uint64_t> staged_;  // log entries on their way to a home
+  std::vector<std::uint64_t> staged_;  // log slots (entry, check) on their way to a home
   std::uint64_t consumed_ = 0;         // log entries read by this home
 };
 
@@ -78,10 +80,9 @@ bool SharingRecord::for_each_new_copy(F&& f) {
     consumed_ = end;
     return false;
   }
-  for (; consumed_ < end; ++consumed_) {
-    const std::uint64_t entry = log_entry(consumed_);
-    if (!CopyLog::written_for(entry, consumed_)) break;  // still being written
-    f(CopyLog::page(entry));
+  for (std::size_t page = 0; consumed_ < end; ++consumed_) {
+    if (!log_entry(consumed_, page)) break;  // still being written
+    f(page);
   }
   return true;
 }
