@@ -15,13 +15,19 @@ set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
 bash "$here/install-deps.sh"
 source "$here/env.sh"
+
+# configure <build dir> <build type> <sanitizer flags>: the library and the
+# tests built with the flags, no benchmarks or examples.
+configure() {
+  cmake -S "$MPIDSM_ROOT" -B "$1" -DCMAKE_BUILD_TYPE="$2" \
+    -DCMAKE_C_FLAGS="$3" -DCMAKE_CXX_FLAGS="$3" \
+    -DCMAKE_EXE_LINKER_FLAGS="$3" -DCMAKE_SHARED_LINKER_FLAGS="$3" \
+    -DMPIDSM_BUILD_BENCHMARKS=OFF -DMPIDSM_BUILD_EXAMPLES=OFF
+}
+
 if [[ ${1:-} == --thread ]]; then
   build=${SANITIZE_BUILD_DIR:-$MPIDSM_ROOT/build-tsan}
-  flags="-fsanitize=thread -Wno-tsan"
-  cmake -S "$MPIDSM_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
-    -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" \
-    -DMPIDSM_BUILD_BENCHMARKS=OFF -DMPIDSM_BUILD_EXAMPLES=OFF
+  configure "$build" RelWithDebInfo "-fsanitize=thread -Wno-tsan"
   tests=(dsm_cache_test dsm_stress_test dsm_soundness_test)
   cmake --build "$build" -j "$(nproc)" --target "${tests[@]}"
   export UCX_MEM_EVENTS=no
@@ -43,11 +49,8 @@ if [[ ${1:-} == --thread ]]; then
   exit $status
 fi
 build=${SANITIZE_BUILD_DIR:-$MPIDSM_ROOT/build-sanitize}
-flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
-cmake -S "$MPIDSM_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
-  -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" \
-  -DMPIDSM_BUILD_BENCHMARKS=OFF -DMPIDSM_BUILD_EXAMPLES=OFF
+configure "$build" Debug \
+  "-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 cmake --build "$build" -j "$(nproc)"
 export ASAN_OPTIONS=handle_segv=0:allow_user_segv_handler=1:detect_leaks=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

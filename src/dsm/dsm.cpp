@@ -98,13 +98,9 @@ void Dsm::prefetch(const void* address, std::size_t bytes) {
 }
 DsmAccess Dsm::make_accessible(const void* address, std::size_t bytes, Access access) {
   if (bytes == 0) return {};
-  const auto* at = static_cast<const std::byte*>(address);
-  const auto* region = static_cast<const std::byte*>(engine_->base());
-  if (at < region || bytes > engine_->size() || at + bytes > region + engine_->size())
-    throw Error(Errc::out_of_range, engine_->rank(),
-                "Dsm::make_accessible: " + std::to_string(bytes) + " bytes at " +
-                    detail::describe_address(address) + " are not inside the DSM region");
-  live("make_accessible").pin(address, bytes, access == Access::read_write);
+  Engine& engine = live("make_accessible");
+  engine.check_in_region(address, bytes, "Dsm::make_accessible");
+  engine.pin(address, bytes, access == Access::read_write);
   return DsmAccess(address, bytes);
 }
 

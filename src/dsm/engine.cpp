@@ -40,8 +40,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       master_(region_.master_region()),
       locks_(transport_, settings.locks),
       cache_(std::min(settings.cache_pages, pages_), pages_),
-      sharing_(transport_, pages_, std::min(prefetch_pages_, cache_.capacity() - 1) + 1,
-               runtime.config().direct_access),
+      sharing_(transport_, pages_, fetch_batch_capacity(), runtime.config().direct_access),
       directory_(transport_, pages_, runtime.config().direct_access),
       barrier_slots_(transport_,
                      (2 * static_cast<std::size_t>(runtime.size()) + 64) * sizeof(std::int64_t),
@@ -53,7 +52,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       listed_(pages_),
       twins_(cache_.capacity() * page_size_),
       scratch_(page_size_),
-      batch_(std::min(prefetch_pages_, cache_.capacity() - 1) + 1),
+      batch_(fetch_batch_capacity()),
       homes_written_(static_cast<std::size_t>(runtime.size()), false),
       held_(locks_.count(), false),
       holder_(locks_.count()) {
@@ -240,9 +239,9 @@ void Dsm::Engine::forget_allocation(std::size_t first, std::size_t pages) {
   const bool give_back = region_.every_peer_mapped();
   for (std::size_t page = first; page < first + pages; ++page) {
     if (cache_.contains(page)) {
-      settle_prefetch(page);
       if (cache_.entry(page).twin != detail::PageCache::none)
         free_twins_.push_back(cache_.entry(page).twin);
+      settle_prefetch(page);
       cache_.erase(page);
     }
     if (!give_back && (is_home(state_[page]) || sharing_.fetched_here(page)))
@@ -291,11 +290,8 @@ int Dsm::Engine::home_of(const void* address) {
 void Dsm::Engine::prefetch(const void* address, std::size_t bytes) {
   detail::check_not_forked(rank_);
   if (bytes == 0) return;
+  check_in_region(address, bytes, "Dsm::prefetch");
   const auto* at = static_cast<const std::byte*>(address);
-  if (!region_.contains(at) || !region_.contains(at + bytes - 1))
-    throw Error(Errc::out_of_range, rank_,
-                "Dsm::prefetch: " + std::to_string(bytes) + " bytes at " +
-                    detail::describe_address(address) + " are not inside the DSM region");
   detail::EngineLock guard(mutex_);
   std::size_t count = 0;
   int home = -1;
@@ -316,6 +312,15 @@ void Dsm::Engine::prefetch(const void* address, std::size_t bytes) {
     batch_[count++] = page;
   }
   flush_batch();
+}
+
+void Dsm::Engine::check_in_region(const void* address, std::size_t bytes,
+                                  const char* operation) const {
+  const auto* at = static_cast<const std::byte*>(address);
+  if (!region_.contains(at) || bytes > static_cast<std::size_t>(base() + size() - at))
+    throw Error(Errc::out_of_range, rank_,
+                std::string(operation) + ": " + std::to_string(bytes) + " bytes at " +
+                    detail::describe_address(address) + " are not inside the DSM region");
 }
 
 int Dsm::Engine::home_of_page(std::size_t page) const {

@@ -68,6 +68,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   void lock(std::size_t id, bool wait_for_threads);
   void unlock(std::size_t id);
   void prefetch(const void* address, std::size_t bytes);
+  // Errc::out_of_range naming `operation` unless [address, address+bytes),
+  // bytes > 0, lies inside the region.
+  void check_in_region(const void* address, std::size_t bytes, const char* operation) const;
   int home_of(const void* address);
   DsmStats stats();
   void print_stats(std::FILE* out);
@@ -106,8 +109,13 @@ class Dsm::Engine final : public detail::FaultTarget {
   // map: make the view readable (false when the caller makes it writable).
   void fetch_batch(const std::size_t* pages, std::size_t count, int home, bool map = true);
   std::size_t cache_room() const;
+  // Pages one fetch takes at most: the miss and its prefetch, within the cache.
+  std::size_t fetch_batch_capacity() const {
+    return std::min(prefetch_pages_, cache_.capacity() - 1) + 1;
+  }
   void make_room(std::size_t slots);
   void drop_cached(std::size_t page);
+  void forget_copy(std::size_t page);
   void make_twin(std::size_t page);
   void mark_dirty(std::size_t page, PageState state);
   // coherence.cpp

@@ -206,9 +206,7 @@ void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int h
     for (std::size_t i = 0; i < count; ++i)
       if (cache_.contains(pages[i])) {
         if (protection_.at(pages[i]) != PROT_NONE) protect(pages[i], 1, PROT_NONE);
-        cache_.erase(pages[i]);
-        if (sharing_.drop_copy(home, pages[i]))
-          homes_written_[static_cast<std::size_t>(home)] = true;
+        forget_copy(pages[i]);
       }
     throw;
   }
@@ -249,8 +247,14 @@ void Dsm::Engine::drop_cached(std::size_t page) {
     write_diff(page);
     flush_written_homes();
   }
-  settle_prefetch(page);
   protect(page, 1, PROT_NONE);
+  forget_copy(page);
+}
+
+// This rank's copy of a remote page is gone (its view no longer mapped): the
+// cache slot is freed and the page's home stops counting the copy.
+void Dsm::Engine::forget_copy(std::size_t page) {
+  settle_prefetch(page);
   state_[page] = PageState::invalid;
   cache_.erase(page);
   const int home = home_of_page(page);

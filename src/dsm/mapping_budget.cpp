@@ -1,6 +1,7 @@
 #include "mapping_budget.hpp"
 
 #include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -15,18 +16,22 @@ std::size_t read_max_map_count() {
   return in >> value ? value : 65530;  // the kernel's default
 }
 
-std::size_t current_mappings() {
-  std::ifstream in("/proc/self/maps");
-  std::size_t lines = 0;
-  for (std::string line; std::getline(in, line);) ++lines;
-  return lines;
-}
-
 }  // namespace
+
+std::size_t count_mappings(std::uintptr_t begin, std::uintptr_t end) {
+  std::ifstream maps("/proc/self/maps");
+  std::size_t count = 0;
+  for (std::string line; std::getline(maps, line);) {
+    unsigned long low = 0, high = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx", &low, &high) == 2 && low < end && high > begin)
+      ++count;
+  }
+  return count;
+}
 
 MappingBudget& MappingBudget::process() {
   static MappingBudget budget([] {
-    const std::size_t max = read_max_map_count(), now = current_mappings();
+    const std::size_t max = read_max_map_count(), now = count_mappings();
     const std::size_t left = max > now ? max - now : 0;
     return left / 2 > 1024 ? left / 2 : std::size_t{1024};
   }());

@@ -5,8 +5,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace mpidsm::detail {
+
+// The mappings of this process (lines of /proc/self/maps) that overlap
+// [begin, end); all of them by default.
+std::size_t count_mappings(std::uintptr_t begin = 0, std::uintptr_t end = UINTPTR_MAX);
 
 class MappingBudget {
  public:

@@ -1,6 +1,6 @@
 // The bounded set of remote pages cached on this rank, in least-recently-
-// faulted order, with what the engine keeps per cached page (twin, prefetch
-// and pin marks). Plain bookkeeping (no memory, no protection): the engine
+// faulted order, with what the engine keeps per cached page (twin and
+// prefetch marks). Plain bookkeeping (no memory, no protection): the engine
 // asks for a slot when it maps a remote page, touches it on every fault, and
 // evicts the oldest page when no slot is free. Sized once, so faults never
 // allocate; cost per operation is O(1) and nothing scans the whole cache.
@@ -30,7 +30,6 @@ class PageCache {
   struct Entry {
     std::int32_t twin = none;  // twin slot while the page is dirty
     bool prefetched = false;   // mapped by prefetch, use not yet known
-    bool pinned = false;       // handed to UCX until the next synchronisation
   };
   Entry& entry(std::size_t page) { return slots_[slot_of_[page] - 1].entry; }
 

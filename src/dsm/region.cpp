@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "mapping_budget.hpp"
 #include "mpidsm/error.hpp"
 #include "transport/mpi_exchange.hpp"
 
@@ -44,25 +45,13 @@ bool same_memory(std::byte* view, std::byte* master, std::size_t page) {
   return mprotect(view, page, PROT_NONE) == 0 && view_to_master && master_to_view;
 }
 
-// The kernel's mappings that lie in [begin, begin+size).
-std::size_t mappings_in(const std::byte* begin, std::size_t size) {
-  std::FILE* maps = std::fopen("/proc/self/maps", "r");
-  if (!maps) return 0;
-  std::size_t count = 0;
-  unsigned long low = 0, high = 0;
-  char line[512];
-  const auto first = reinterpret_cast<unsigned long>(begin), last = first + size;
-  while (std::fgets(line, sizeof line, maps))
-    if (std::sscanf(line, "%lx-%lx", &low, &high) == 2 && low < last && high > first) ++count;
-  std::fclose(maps);
-  return count;
-}
-
 // Whether the view's mappings merge again once protection is uniform: the
 // DSM splits the view page by page and relies on the kernel merging it back.
 bool merges_again(std::byte* view, std::size_t page) {
   return mprotect(view + page, page, PROT_READ) == 0 &&
-         mprotect(view + page, page, PROT_NONE) == 0 && mappings_in(view, 3 * page) == 1;
+         mprotect(view + page, page, PROT_NONE) == 0 &&
+         count_mappings(reinterpret_cast<std::uintptr_t>(view),
+                        reinterpret_cast<std::uintptr_t>(view + 3 * page)) == 1;
 }
 
 // What each rank tells the others so that same-node peers map its memfd.

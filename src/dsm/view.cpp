@@ -67,14 +67,9 @@ void Dsm::Engine::coalesce(std::size_t keep_first, std::size_t keep_count) {
         case PageState::dirty:
           write_diff(page, true);
           [[fallthrough]];
-        case PageState::cached: {
-          settle_prefetch(page);
-          state_[page] = PageState::invalid;
-          cache_.erase(page);
-          const int home = home_of_page(page);
-          if (sharing_.drop_copy(home, page)) homes_written_[static_cast<std::size_t>(home)] = true;
+        case PageState::cached:
+          forget_copy(page);
           break;
-        }
         case PageState::home_exclusive:
           // Written without notices so far: a copy made meanwhile needs one.
           if (sharing_.sharers(page) != 0) record_notice(page);
