@@ -241,8 +241,7 @@ void Dsm::Engine::forget_allocation(std::size_t first, std::size_t pages) {
     if (cache_.contains(page)) {
       if (cache_.entry(page).twin != detail::PageCache::none)
         free_twins_.push_back(cache_.entry(page).twin);
-      settle_prefetch(page);
-      cache_.erase(page);
+      forget_copy(page);  // the home's count drops too: counts are never reset
     }
     if (!give_back && (is_home(state_[page]) || sharing_.fetched_here(page)))
       std::memset(master(page), 0, page_size_);

@@ -1,7 +1,8 @@
 #include "sharing.hpp"
 
 #include <atomic>
-#include <cstring>
+
+#include "test_hooks.hpp"
 
 namespace mpidsm::detail {
 
@@ -10,7 +11,9 @@ SharingRecord::SharingRecord(Transport& transport, std::size_t pages, std::size_
     : transport_(transport),
       words_(transport, count_offset(pages), direct_access),
       local_(pages),
-      staged_(2 * max_batch) {}
+      staged_(2 * max_batch) {
+  unwritten_.reserve(static_cast<std::size_t>(transport.size()) * max_batch);
+}
 
 void SharingRecord::add_copies(int home, const std::size_t* pages, std::size_t count) {
   if (!words_.direct()) {
@@ -28,6 +31,7 @@ void SharingRecord::add_copies(int home, const std::size_t* pages, std::size_t c
       continue;
     const std::uint64_t index =
         std::atomic_ref<std::uint64_t>(words_.mapped<std::uint64_t>(home, kCounter)).fetch_add(1);
+    delay_copy_log_entry_if_asked();
     const std::uint64_t entry = CopyLog::encode(index, page);
     const std::size_t slot = kRing + CopyLog::slot(index) * kSlot;
     std::atomic_ref<std::uint64_t>(words_.mapped<std::uint64_t>(home, slot)).store(entry);
@@ -36,22 +40,27 @@ void SharingRecord::add_copies(int home, const std::size_t* pages, std::size_t c
   }
 }
 
-// One round trip reserves the log slots, then the entries and the counts
-// travel together and one flush completes them: a fetched count would cost
-// a round trip per page, so every copy is logged, not only first ones.
+// The counts go first (a fetched count would cost a round trip per page, so
+// every copy is logged, not only first ones); a fence makes them land before
+// the one round trip that reserves the log slots; the entries follow and one
+// flush completes them.
 void SharingRecord::append_through_ucx(int home, const std::size_t* pages, std::size_t count) {
   std::size_t staged = 0;
   for (std::size_t i = 0; i < count; ++i)
     if (!(local_[pages[i]] & kHolds)) staged_[2 * staged++] = pages[i];
   if (staged == 0) return;
   const MemoryRegion& memory = words_.region();
-  const std::uint64_t first =
-      transport_.atomic_fetch<std::uint64_t>(AtomicOp::add, home, memory, kCounter, staged);
   for (std::size_t i = 0; i < staged; ++i) {
     const std::size_t page = staged_[2 * i];
     local_[page] |= kHolds | kEverFetched;
     transport_.atomic_post<std::uint32_t>(AtomicOp::add, home, memory, count_offset(page), 1);
-    staged_[2 * i] = CopyLog::encode(first + i, page);
+  }
+  transport_.fence();
+  const std::uint64_t first =
+      transport_.atomic_fetch<std::uint64_t>(AtomicOp::add, home, memory, kCounter, staged);
+  delay_copy_log_entry_if_asked();
+  for (std::size_t i = 0; i < staged; ++i) {
+    staged_[2 * i] = CopyLog::encode(first + i, staged_[2 * i]);
     staged_[2 * i + 1] = CopyLog::check(staged_[2 * i]);
   }
   // Consecutive indices fill the ring in at most two contiguous spans.
@@ -100,7 +109,6 @@ bool SharingRecord::log_entry(std::uint64_t index, std::size_t& page) const {
 }
 
 void SharingRecord::forget(std::size_t first, std::size_t count) {
-  std::memset(&words_.local<std::uint32_t>(count_offset(first)), 0, count * 4);
   local_.reset(first, count);
 }
 

@@ -14,9 +14,15 @@
 // cost follows the pages fetched, not the pages homed.
 //
 // Ordering: the home writes, then reads the log counter with a locked
-// read-modify-write (or a page's count); a fetcher's count and log entry are
-// complete before its read of the page. Either the home sees the copy (and
-// sends a notice), or the fetcher's read comes after the home's writes.
+// read-modify-write (or a page's count). A fetcher's count lands before it
+// reserves a log slot, and its log entry before its read of the page. So
+// either the home sees the copy (and sends a notice), or the fetcher's read
+// comes after the home's writes; and a page whose entry the home has read,
+// or whose slot lies below the counter it read, is already counted.
+//
+// Counts are exact sums of +1 (fetch) and -1 (drop) and are never reset: a
+// rank's -1 may land late (it completes at its next flush of the home), but
+// always after its own +1, so a count can be high for a while, never low.
 #pragma once
 
 #include <cstddef>
@@ -47,10 +53,13 @@ class SharingRecord {
   std::uint32_t sharers(std::size_t page) const;
   // Home side: calls f(page) for every page that gained a copy since the last
   // call; false when more were logged than the ring keeps (the caller must
-  // then look at every page it homes).
+  // then look at every page it homes). A slot reserved but not yet written
+  // is looked at again next time; the slots after it are read now, as their
+  // fetchers may have read their pages already.
   template <class F>
   bool for_each_new_copy(F&& f);
-  // Home side, collective context (free): the pages are new again.
+  // Fetcher side, collective context (free, after dropping its copies with
+  // drop_copy): the pages are new again.
   void forget(std::size_t first, std::size_t count);
   void abandon_transport() { words_.abandon_transport(); }
 
@@ -70,19 +79,37 @@ class SharingRecord {
   SharedWords words_;
   LazyArray<std::uint8_t> local_;      // per page: kHolds, kEverFetched
   std::vector<std::uint64_t> staged_;  // log slots (entry, check) on their way to a home
-  std::uint64_t consumed_ = 0;         // log entries read by this home
+  std::uint64_t consumed_ = 0;         // log indices this home has looked at
+  // Indices below consumed_ whose slots were still unwritten, increasing;
+  // at most one fetch per rank is in flight, so ranks x max_batch of them.
+  std::vector<std::uint64_t> unwritten_;
 };
 
 template <class F>
 bool SharingRecord::for_each_new_copy(F&& f) {
   const std::uint64_t end = log_counter();
-  if (end - consumed_ > CopyLog::entries) {
+  const std::uint64_t oldest = unwritten_.empty() ? consumed_ : unwritten_.front();
+  if (end - oldest > CopyLog::entries) {  // a slot may hold a later lap's entry
+    unwritten_.clear();
     consumed_ = end;
     return false;
   }
-  for (std::size_t page = 0; consumed_ < end; ++consumed_) {
-    if (!log_entry(consumed_, page)) break;  // still being written
+  std::size_t page = 0;
+  std::erase_if(unwritten_, [&](std::uint64_t index) {
+    if (!log_entry(index, page)) return false;
     f(page);
+    return true;
+  });
+  for (; consumed_ < end; ++consumed_) {
+    if (log_entry(consumed_, page)) {
+      f(page);
+    } else if (unwritten_.size() < unwritten_.capacity()) {
+      unwritten_.push_back(consumed_);
+    } else {  // more fetches in flight than ranks can have: treat as overflow
+      unwritten_.clear();
+      consumed_ = end;
+      return false;
+    }
   }
   return true;
 }

@@ -1,5 +1,7 @@
 #include "test_hooks.hpp"
 
+#include <time.h>
+
 #include <array>
 #include <atomic>
 
@@ -10,6 +12,7 @@ namespace {
 
 std::array<std::atomic<bool>, static_cast<std::size_t>(FailurePoint::count)> armed{};
 std::atomic<bool> access_reported{true};
+std::atomic<unsigned> copy_log_delay_ms{0};
 
 const char* name_of(FailurePoint point) {
   switch (point) {
@@ -43,6 +46,18 @@ void set_fault_access_reported(bool reported) {
 
 bool fault_access_reported() {
   return access_reported.load(std::memory_order_relaxed);
+}
+
+void delay_next_copy_log_entry(unsigned milliseconds) {
+  copy_log_delay_ms.store(milliseconds, std::memory_order_relaxed);
+}
+
+// Runs inside the fault handler: nanosleep is async-signal-safe.
+void delay_copy_log_entry_if_asked() {
+  if (copy_log_delay_ms.load(std::memory_order_relaxed) == 0) return;
+  const unsigned ms = copy_log_delay_ms.exchange(0);
+  const timespec pause{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000L};
+  nanosleep(&pause, nullptr);
 }
 
 }  // namespace mpidsm::detail

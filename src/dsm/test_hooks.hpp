@@ -1,6 +1,7 @@
 // Hooks for tests of behaviour that real hardware or the kernel cause only
-// rarely: a local failure at a chosen point of a collective operation, and
-// a CPU that does not report whether a fault was a write. Internal (no
+// rarely: a local failure at a chosen point of a collective operation, a
+// CPU that does not report whether a fault was a write, and a fetcher
+// descheduled between reserving a copy-log slot and writing it. Internal (no
 // public header declares them); each costs one relaxed load where checked.
 #pragma once
 
@@ -17,5 +18,11 @@ void fail_if_injected(FailurePoint point, int rank);
 // CPUs without x86-64's page-fault error code.
 void set_fault_access_reported(bool reported);
 bool fault_access_reported();
+
+// The next fetch of this process that reserves copy-log slots (sharing.hpp)
+// sleeps `milliseconds` before writing them.
+void delay_next_copy_log_entry(unsigned milliseconds);
+// Sleeps as delay_next_copy_log_entry asked, once.
+void delay_copy_log_entry_if_asked();
 
 }  // namespace mpidsm::detail
