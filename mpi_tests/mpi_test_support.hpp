@@ -67,6 +67,26 @@ inline bool tcp_only() {
          std::string(tls).find("sysv") == std::string::npos;
 }
 
+// Whether `rank` (of MPI_COMM_WORLD) runs on this rank's node, as MPI sees
+// nodes (under scripts/hosts, each simulated host is a node).
+inline bool same_node(int rank) {
+  static const std::vector<int> node_of = [] {
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int leader = 0, world_rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Allreduce(&world_rank, &leader, 1, MPI_INT, MPI_MIN, node);  // the node's lowest rank
+    MPI_Comm_free(&node);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    std::vector<int> nodes(static_cast<std::size_t>(size));
+    MPI_Allgather(&leader, 1, MPI_INT, nodes.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    return nodes;
+  }();
+  int me = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  return node_of[static_cast<std::size_t>(rank)] == node_of[static_cast<std::size_t>(me)];
+}
+
 // A fixture whose tests share one Runtime on MPI_COMM_WORLD, created once per
 // test suite (runtime creation is collective and not what these tests test).
 template <class Base = ::testing::Test>

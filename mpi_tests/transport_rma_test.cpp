@@ -109,8 +109,9 @@ TEST_P(TransportRma, MappedPointerIsTheSameMemory) {
   ASSERT_EQ(region_.mapped(me), region_.local_base());
   for (int peer = 0; peer < n; ++peer) {
     if (peer == me) continue;
-    // UCX maps only memory it allocated in shared memory, and never over tcp.
-    bool expect_mapped = GetParam() && !testing::tcp_only();
+    // UCX maps only memory it allocated in shared memory, never over tcp,
+    // and never across nodes.
+    bool expect_mapped = GetParam() && !testing::tcp_only() && testing::same_node(peer);
     ASSERT_EQ(region_.mapped(peer) != nullptr, expect_mapped) << "rank " << peer;
   }
   constexpr std::size_t size = 4096;
@@ -146,6 +147,22 @@ TEST(TransportAllocate, ZeroedMemoryReadsZeroEvenWhereRecycled) {
     for (std::size_t i = 0; i < kBytes; ++i) nonzero += bytes[i] != 0;
     EXPECT_EQ(nonzero, 0u) << "round " << round;
     t.deregister(fresh);
+  }
+}
+
+// Ranks on different nodes (real, or simulated by scripts/hosts) must never
+// be joined by shared memory: a shared-memory transport across nodes would
+// mean the nodes were not separate, and every multi-host result a lie.
+TEST(TransportPath, NoSharedMemoryTransportReachesAnotherNode) {
+  Runtime runtime(MPI_COMM_WORLD);
+  Transport& t = runtime.transport();
+  for (int peer = 0; peer < t.size(); ++peer) {
+    const std::string path = t.path_to(peer);
+    EXPECT_NE(path, "unknown") << "rank " << peer;
+    if (testing::same_node(peer)) continue;
+    for (const char* memory : {"posix", "sysv", "cma", "xpmem", "knem", "self"})
+      EXPECT_EQ(path.find(memory), std::string::npos)
+          << "rank " << peer << " on another node is reached through " << path;
   }
 }
 

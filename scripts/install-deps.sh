@@ -6,7 +6,8 @@ packages=(build-essential cmake pkg-config
           libucx-dev ucx-utils
           libibverbs-dev librdmacm-dev
           libgtest-dev libgmock-dev
-          python3-matplotlib)
+          python3-matplotlib
+          iproute2 util-linux)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

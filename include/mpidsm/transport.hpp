@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -164,6 +165,9 @@ class Transport {
 
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
+  // The UCX transports and devices of the endpoint to `peer`, as UCX names
+  // them ("posix/memory cma/memory", "tcp/eth0"), distinct, in lane order.
+  std::string path_to(int peer) const;
 
   // --- memory (collective) ----------------------------------------------------
   // Registers [base, base+size) on every rank (sizes may differ by rank).
