@@ -1,6 +1,7 @@
 // Target-side progress where UCX emulates RMA and atomics with active
 // messages (run with UCX_TLS=tcp,self): rank 0 puts, gets and updates atomics
-// on every other rank while those ranks sit in calls that never enter mpidsm.
+// on every other rank while those ranks sit in calls that never enter mpidsm,
+// or wait inside mpidsm (which then drives UCX while the thread stays parked).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -49,7 +50,7 @@ void exchange_while_targets_idle(IdleWait idle_wait) {
     for (int peer = 1; peer < t.size(); ++peer)
       MPI_Send(nullptr, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
   } else {
-    idle_wait();
+    idle_wait(t);
     EXPECT_EQ(first_mismatch(local, 0, t.rank(), kBytes), kBytes);
     EXPECT_EQ(*reinterpret_cast<std::uint64_t*>(local + kBytes), 7u);
   }
@@ -58,11 +59,22 @@ void exchange_while_targets_idle(IdleWait idle_wait) {
 
 TEST(ProgressThread, TargetsBlockedInMpiRecv) {
   exchange_while_targets_idle(
-      [] { MPI_Recv(nullptr, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); });
+      [](Transport&) { MPI_Recv(nullptr, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); });
+}
+
+// The targets' own wait serves rank 0's operations; the exchange ends only if
+// it does (and the barrier before it, also a wait inside mpidsm, must have
+// left the thread free to serve the MPI_Recv tests).
+TEST(ProgressThread, TargetsWaitingInsideMpidsm) {
+  exchange_while_targets_idle([](Transport& t) {
+    MPI_Request request;
+    MPI_Irecv(nullptr, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, &request);
+    t.wait_mpi(request, "the test's receive");
+  });
 }
 
 TEST(ProgressThread, TargetsAsleep) {
-  exchange_while_targets_idle([] {
+  exchange_while_targets_idle([](Transport&) {
     // Sleep until rank 0's message is there, never calling into mpidsm.
     int arrived = 0;
     while (!arrived) {

@@ -104,8 +104,29 @@ TEST(Config, DescribeListsEveryVariableWithItsEffectiveValue) {
   ASSERT_EQ(described.size(), Config::variables().size());
   for (std::size_t i = 0; i < described.size(); ++i)
     EXPECT_EQ(described[i].first, Config::variables()[i].name);
-  EXPECT_EQ(described[0].second, "off");
-  EXPECT_EQ(described[1].second, "4096");
+  auto value_of = [&](const std::string& name) {
+    for (const auto& [variable, value] : described)
+      if (variable == name) return value;
+    return std::string("(not described)");
+  };
+  EXPECT_EQ(value_of("MPIDSM_PROGRESS_THREAD"), "off");
+  EXPECT_EQ(value_of("MPIDSM_RNDV_THRESH"), "4096");
+  EXPECT_EQ(value_of("MPIDSM_YIELD_WHEN_IDLE"), "auto");
+  EXPECT_EQ(value_of("MPIDSM_PROGRESS_SPIN_US"), "200");
+}
+
+TEST(Config, YieldWhenIdleAndProgressSpin) {
+  EXPECT_EQ(parse({}).yield_when_idle, YieldMode::automatic);
+  EXPECT_EQ(parse({{"MPIDSM_YIELD_WHEN_IDLE", "on"}}).yield_when_idle, YieldMode::on);
+  EXPECT_EQ(parse({{"MPIDSM_YIELD_WHEN_IDLE", "0"}}).yield_when_idle, YieldMode::off);
+  std::string what = config_error({{"MPIDSM_YIELD_WHEN_IDLE", "sometimes"}});
+  EXPECT_NE(what.find("MPIDSM_YIELD_WHEN_IDLE='sometimes' is invalid"), std::string::npos) << what;
+  EXPECT_EQ(parse({{"MPIDSM_PROGRESS_SPIN_US", "0"}}).progress_spin_us, 0u);
+  EXPECT_EQ(parse({{"MPIDSM_PROGRESS_SPIN_US", "50"}}).progress_spin_us, 50u);
+  what = config_error({{"MPIDSM_PROGRESS_SPIN_US", "2000000"}});
+  EXPECT_NE(what.find("MPIDSM_PROGRESS_SPIN_US='2000000' is invalid"), std::string::npos) << what;
+  EXPECT_NE(config_error({{"MPIDSM_PROGRESS_SPIN_US", "-1"}}).find("MPIDSM_PROGRESS_SPIN_US"),
+            std::string::npos);
 }
 
 TEST(Config, UnknownVariablesAreFound) {

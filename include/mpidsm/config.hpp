@@ -19,6 +19,14 @@ enum class ProgressMode {
   off,        // never started: remote ranks' emulated RMA waits for this rank's calls
 };
 
+// Whether blocking waits yield the CPU after a short run of idle polls (as
+// Open MPI's mpi_yield_when_idle does) instead of spinning.
+enum class YieldMode {
+  automatic,  // when this node runs more ranks than it has CPUs
+  on,         // always: a loaded node, or hosts that share cores
+  off,        // never: spin for the lowest latency
+};
+
 // One documented variable: its name, default and meaning (for mpidsm_info and docs).
 struct ConfigVariable {
   const char* name;
@@ -28,6 +36,9 @@ struct ConfigVariable {
 
 struct Config {
   ProgressMode progress_thread = ProgressMode::automatic;
+  YieldMode yield_when_idle = YieldMode::automatic;
+  // Microseconds the progress thread keeps polling after its last work.
+  std::size_t progress_spin_us = 200;
   // Message size from which UCX switches tagged sends to rendezvous; 0 lets UCX decide.
   std::size_t rndv_threshold = 0;
   // Bytes of symmetric heap per rank (the PGAS face allocates from it).
@@ -64,6 +75,7 @@ struct Config {
 };
 
 const char* to_string(ProgressMode mode);
+const char* to_string(YieldMode mode);
 
 // Parses "4096", "64K", "16M", "1G" (powers of 1024). Throws Error(Errc::config)
 // naming `variable` when `text` is not a size.

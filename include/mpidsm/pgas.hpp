@@ -361,7 +361,7 @@ class Pgas {
   void check_symmetric(const void* word, std::size_t width, const char* operation) const;
   bool progress();
   // Between idle polls of a wait: ends it when a peer's process is gone, and
-  // gives up the CPU when ranks outnumber cores (see Transport::oversubscribed).
+  // gives up the CPU when ranks outnumber cores (see Transport::yield_when_idle).
   void yield();
 
   struct State;

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "mpidsm/config.hpp"
 #include "mpidsm/error.hpp"
 
 namespace mpidsm {
@@ -56,6 +57,9 @@ struct TransportOptions {
   bool shareable = false;
   // Rendezvous threshold for tagged messages; 0 keeps UCX's own choice.
   std::size_t rndv_threshold = 0;
+  // Waits yield the CPU after a run of idle polls: always, never, or (auto)
+  // when the node runs more ranks than it has CPUs.
+  YieldMode yield_when_idle = YieldMode::automatic;
 };
 
 namespace detail {
@@ -234,9 +238,17 @@ class Transport {
   bool progress();
   // A file descriptor that becomes readable when the worker has events.
   int event_fd() const;
-  // More ranks of the communicator on this node than it has CPUs: waiting
-  // loops should then yield the CPU instead of spinning.
-  bool oversubscribed() const;
+  // Waiting loops should yield the CPU after a run of idle polls instead of
+  // spinning (MPIDSM_YIELD_WHEN_IDLE; by default when more ranks of the
+  // communicator run on this node than it has CPUs).
+  bool yield_when_idle() const;
+  // As many ranks on this node as CPUs: a helper thread that polls would take
+  // a CPU from some rank.
+  bool no_spare_cpu() const;
+  // Some thread is waiting inside this transport, driving its progress.
+  bool others_progressing() const;
+  // Blocks (without polling) while some thread waits inside this transport.
+  void wait_while_others_progress() const;
   // Arms the event fd; false when events are pending (progress again first).
   bool arm();
   // Set by the runtime: called (once) when a region is registered that some

@@ -39,7 +39,7 @@ std::uint64_t LockTable::wait_for_nonzero(const std::uint64_t& word) {
     if (const std::uint64_t v = value.load(std::memory_order_acquire)) return v;
     // Over tcp the peer's atomic is applied by this worker's progress.
     transport_.progress();
-    if (transport_.oversubscribed()) sched_yield();
+    if (transport_.yield_when_idle()) sched_yield();
     // The rank that would set the word may be gone (it held the lock).
     if (polls % 256 == 0) transport_.check_peers("Dsm::lock");
   }

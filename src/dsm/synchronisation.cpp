@@ -197,7 +197,7 @@ void Dsm::Engine::node_barrier() {
         .fetch_add(1, std::memory_order_release);
     std::atomic_ref<std::uint64_t> mine(barrier_slots_.local<std::uint64_t>(flag));
     for (unsigned spins = 1; mine.load(std::memory_order_acquire) < epoch; ++spins) {
-      if (spins % 64 == 0 && transport_.oversubscribed()) sched_yield();
+      if (spins % 64 == 0 && transport_.yield_when_idle()) sched_yield();
       if (spins % 1024 == 0) transport_.check_peers("Dsm::barrier");
     }
   }

@@ -332,8 +332,9 @@ void Pgas::barrier() {
   State& s = live("barrier");
   detail::require_mpi_active(rank_, "Pgas::barrier");
   // A blocking MPI_Barrier is fine when no peer needs this rank's progress for
-  // its one-sided operations; otherwise wait while driving UCX.
-  if (s.heap_mapped_everywhere || s.runtime.progress_thread_running())
+  // its one-sided operations; otherwise wait while driving UCX (faster than
+  // waking the progress thread for every remote operation).
+  if (s.heap_mapped_everywhere)
     detail::check_mpi(rank_, "MPI_Barrier", MPI_Barrier(s.runtime.comm()));
   else
     s.transport.barrier();
@@ -415,7 +416,7 @@ bool Pgas::progress() {
 void Pgas::yield() {
   State& s = live("wait_until");
   s.transport.check_peers("wait_until");
-  if (s.transport.oversubscribed()) sched_yield();
+  if (s.transport.yield_when_idle()) sched_yield();
 }
 
 }  // namespace mpidsm

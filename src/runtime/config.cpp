@@ -14,6 +14,8 @@ namespace mpidsm {
 namespace {
 
 constexpr const char* kProgressThread = "MPIDSM_PROGRESS_THREAD";
+constexpr const char* kProgressSpin = "MPIDSM_PROGRESS_SPIN_US";
+constexpr const char* kYieldWhenIdle = "MPIDSM_YIELD_WHEN_IDLE";
 constexpr const char* kRndvThresh = "MPIDSM_RNDV_THRESH";
 constexpr const char* kHeapSize = "MPIDSM_HEAP_SIZE";
 constexpr const char* kDirectAccess = "MPIDSM_DIRECT_ACCESS";
@@ -29,6 +31,14 @@ constexpr std::array kVariables{
                    "auto|on|off: a sleeping thread that gives remote ranks' emulated RMA and "
                    "atomics target-side progress; auto starts it when some peer's memory is "
                    "not mappable (tcp, RDMA NICs, memory UCX did not allocate)"},
+    ConfigVariable{kProgressSpin, "200",
+                   "<microseconds>: how long the progress thread keeps polling after it last "
+                   "found work before it sleeps (a wake-up costs tens of microseconds; 0 "
+                   "sleeps at once)"},
+    ConfigVariable{kYieldWhenIdle, "auto",
+                   "auto|on|off: blocking waits yield the CPU after a short run of idle polls "
+                   "(like Open MPI's mpi_yield_when_idle); auto when the node runs more ranks "
+                   "than it has CPUs, on for loaded nodes or hosts sharing cores"},
     ConfigVariable{kRndvThresh, "auto",
                    "auto|<size>: tagged messages of at least this many bytes use UCX's "
                    "rendezvous protocol (sets UCX's RNDV_THRESH for mpidsm's context only)"},
@@ -59,25 +69,36 @@ constexpr std::array kVariables{
               std::string(variable) + "='" + value + "' is invalid: expected " + allowed);
 }
 
-ProgressMode parse_progress_mode(const std::string& text) {
-  if (text == "auto") return ProgressMode::automatic;
-  if (text == "on" || text == "1" || text == "yes") return ProgressMode::on;
-  if (text == "off" || text == "0" || text == "no") return ProgressMode::off;
-  bad_value(kProgressThread, text, "one of auto, on, off");
+// auto|on|off (and the usual spellings of on and off) for either mode type.
+template <class Mode>
+Mode parse_mode(const char* variable, const std::string& text) {
+  if (text == "auto") return Mode::automatic;
+  if (text == "on" || text == "1" || text == "yes") return Mode::on;
+  if (text == "off" || text == "0" || text == "no") return Mode::off;
+  bad_value(variable, text, "one of auto, on, off");
+}
+
+template <class Mode>
+const char* mode_name(Mode mode) {
+  switch (mode) {
+    case Mode::automatic:
+      return "auto";
+    case Mode::on:
+      return "on";
+    case Mode::off:
+      return "off";
+  }
+  return "?";
 }
 
 }  // namespace
 
 const char* to_string(ProgressMode mode) {
-  switch (mode) {
-    case ProgressMode::automatic:
-      return "auto";
-    case ProgressMode::on:
-      return "on";
-    case ProgressMode::off:
-      return "off";
-  }
-  return "?";
+  return mode_name(mode);
+}
+
+const char* to_string(YieldMode mode) {
+  return mode_name(mode);
 }
 
 std::size_t parse_size(const char* variable, const std::string& text) {
@@ -128,7 +149,14 @@ bool parse_switch(const char* variable, const std::string& text) {
 
 Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   Config config;
-  if (const char* v = lookup(kProgressThread)) config.progress_thread = parse_progress_mode(v);
+  if (const char* v = lookup(kProgressThread))
+    config.progress_thread = parse_mode<ProgressMode>(kProgressThread, v);
+  if (const char* v = lookup(kYieldWhenIdle))
+    config.yield_when_idle = parse_mode<YieldMode>(kYieldWhenIdle, v);
+  if (const char* v = lookup(kProgressSpin)) {
+    config.progress_spin_us = parse_count(kProgressSpin, v);
+    if (config.progress_spin_us > 1000000) bad_value(kProgressSpin, v, "at most 1000000 (1 s)");
+  }
   if (const char* v = lookup(kRndvThresh); v && std::strcmp(v, "auto") != 0) {
     config.rndv_threshold = parse_size(kRndvThresh, v);
     if (config.rndv_threshold == 0) bad_value(kRndvThresh, v, "'auto' or a size above 0");
@@ -174,6 +202,8 @@ Config Config::from_environment() {
 std::vector<std::pair<std::string, std::string>> Config::describe() const {
   return {
       {kProgressThread, to_string(progress_thread)},
+      {kProgressSpin, std::to_string(progress_spin_us)},
+      {kYieldWhenIdle, to_string(yield_when_idle)},
       {kRndvThresh, rndv_threshold == 0 ? "auto" : std::to_string(rndv_threshold)},
       {kHeapSize, std::to_string(heap_size)},
       {kDirectAccess, direct_access ? "auto" : "off"},

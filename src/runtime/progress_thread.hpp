@@ -1,10 +1,18 @@
 // A thread that gives remote ranks target-side progress when UCX emulates
 // RMA and atomics with active messages (tcp). It sleeps in poll() on the
-// worker's event fd whenever the worker is idle, so it costs nothing on
+// worker's event fd when the worker is idle, so it costs nothing on
 // transports where nothing arrives for it (shared memory, RDMA NICs).
+// Waking from poll() costs tens of microseconds (more in a VM), which a
+// remote rank would pay on every put, get or atomic: after finding work the
+// thread keeps polling for a short window (MPIDSM_PROGRESS_SPIN_US), so a
+// stream of remote operations is served at transport speed, and only the
+// first of a burst pays the wake-up; not when the node has no CPU to spare.
+// While a thread of this rank waits inside the transport (and so drives
+// it), the progress thread stays parked.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "mpidsm/transport.hpp"
@@ -14,15 +22,17 @@ namespace mpidsm::detail {
 class ProgressThread {
  public:
   // The transport must have been created thread-safe.
-  explicit ProgressThread(Transport& transport);
+  ProgressThread(Transport& transport, std::chrono::microseconds spin);
   ~ProgressThread();  // stops and joins
   ProgressThread(const ProgressThread&) = delete;
   ProgressThread& operator=(const ProgressThread&) = delete;
 
  private:
   void run();
+  void keep_polling();
 
   Transport& transport_;
+  std::chrono::microseconds spin_;
   int wake_fd_ = -1;  // eventfd written to stop the thread
   std::atomic<bool> stopping_{false};
   std::thread thread_;

@@ -87,7 +87,9 @@ struct Runtime::State {
   }
 
   void start_progress_thread() {
-    if (!progress) progress = std::make_unique<detail::ProgressThread>(*transport);
+    if (!progress)
+      progress = std::make_unique<detail::ProgressThread>(
+          *transport, std::chrono::microseconds(config.progress_spin_us));
   }
 };
 
@@ -123,6 +125,7 @@ Runtime::Runtime(MPI_Comm comm) {
   TransportOptions options;
   options.shareable = mode != ProgressMode::off;
   options.rndv_threshold = state->config.rndv_threshold;
+  options.yield_when_idle = state->config.yield_when_idle;
   state->transport = std::make_unique<Transport>(state->comm, state->id, options);
   if (mode == ProgressMode::on) state->start_progress_thread();
   if (mode == ProgressMode::automatic) {

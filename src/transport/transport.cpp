@@ -123,7 +123,11 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
   const bool one_node = local_ranks == size_;
   // The node's online CPUs, not this process's affinity mask: mpirun binds
   // each rank to one core when there are enough of them.
-  s.oversubscribed = local_ranks > std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  const long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  s.yield_when_idle = options.yield_when_idle == YieldMode::automatic
+                          ? local_ranks > cpus
+                          : options.yield_when_idle == YieldMode::on;
+  s.no_spare_cpu = local_ranks >= cpus || s.yield_when_idle;
   std::optional<Error> failure;
   try {
     s.context = create_context(rank_, size_, one_node, options);
@@ -214,8 +218,21 @@ int Transport::event_fd() const {
   return impl_->event_fd;
 }
 
-bool Transport::oversubscribed() const {
-  return impl_->oversubscribed;
+bool Transport::yield_when_idle() const {
+  return impl_->yield_when_idle;
+}
+
+bool Transport::no_spare_cpu() const {
+  return impl_->no_spare_cpu;
+}
+
+bool Transport::others_progressing() const {
+  return impl_->waiters.load(std::memory_order_relaxed) > 0;
+}
+
+void Transport::wait_while_others_progress() const {
+  for (int now; (now = impl_->waiters.load(std::memory_order_acquire)) > 0;)
+    impl_->waiters.wait(now, std::memory_order_acquire);
 }
 
 bool Transport::arm() {

@@ -67,10 +67,32 @@ struct Transport::Impl {
   std::function<void()> target_progress_hook;
   bool target_progress_needed = false;
 
-  // More ranks on this node than CPUs to run them (mpirun --oversubscribe).
-  bool oversubscribed = false;
+  // Waits yield the CPU after idle polls (Transport::yield_when_idle).
+  bool yield_when_idle = false;
+  // As many ranks on this node as CPUs: a progress thread that polls takes a
+  // CPU some rank needs.
+  bool no_spare_cpu = false;
 
-  // Drives the worker until done() holds. When oversubscribed, yields the CPU
+  // Threads inside progress_until: they drive the worker, so the progress
+  // thread need not poll meanwhile.
+  std::atomic<int> waiters{0};
+  struct WaiterCount {
+    explicit WaiterCount(std::atomic<int>& count) : count_(count) {
+      count_.fetch_add(1, std::memory_order_relaxed);
+    }
+    ~WaiterCount() {
+      // The last waiter out wakes a progress thread parked meanwhile (a
+      // system call only when one is parked).
+      if (count_.fetch_sub(1, std::memory_order_release) == 1) count_.notify_all();
+    }
+    WaiterCount(const WaiterCount&) = delete;
+    WaiterCount& operator=(const WaiterCount&) = delete;
+
+   private:
+    std::atomic<int>& count_;
+  };
+
+  // Drives the worker until done() holds. When told to, yields the CPU
   // after a run of idle polls, since the rank we wait for may need this core;
   // otherwise it spins, as a system call in the wait would add to latency.
   // A peer whose process is gone ends the wait: Errc::transport naming it and
@@ -79,10 +101,11 @@ struct Transport::Impl {
   void progress_until(Done&& done, const char* waiting_for) {
     constexpr unsigned idle_polls_before_yield = 64, polls_per_liveness_look = 256;
     unsigned idle = 0, polls = 0;
+    WaiterCount counted(waiters);
     while (!done()) {
       if (ucp_worker_progress(worker) != 0) {
         idle = 0;
-      } else if (oversubscribed && ++idle == idle_polls_before_yield) {
+      } else if (yield_when_idle && ++idle == idle_polls_before_yield) {
         sched_yield();
         idle = 0;
       }
