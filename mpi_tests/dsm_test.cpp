@@ -24,7 +24,8 @@ TEST_F(DsmTest, SameAddressOnEveryRankAndHomesFollowPlacement) {
   auto* block = d.allocate<std::byte>(page * 8);
   auto* cyclic = d.allocate<std::byte>(page * 8, Placement::cyclic(2));
   auto* single = d.allocate<std::byte>(page * 3, Placement::on(n - 1));
-  for (auto* p : {block, cyclic, single}) {
+  auto* shifted = d.allocate<std::byte>(page * 8, Placement::cyclic(1, n - 1));
+  for (auto* p : {block, cyclic, single, shifted}) {
     std::uint64_t mine = reinterpret_cast<std::uint64_t>(p), low = 0, high = 0;
     MPI_Allreduce(&mine, &low, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&mine, &high, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
@@ -34,10 +35,14 @@ TEST_F(DsmTest, SameAddressOnEveryRankAndHomesFollowPlacement) {
   for (int i = 0; i < 8; ++i) {
     EXPECT_EQ(d.home_of(block + i * page), i / slab) << "block page " << i;
     EXPECT_EQ(d.home_of(cyclic + i * page), (i / 2) % n) << "cyclic page " << i;
+    EXPECT_EQ(d.home_of(shifted + i * page), (i + n - 1) % n) << "cyclic from rank n-1, page " << i;
   }
   for (int i = 0; i < 3; ++i) EXPECT_EQ(d.home_of(single + i * page), n - 1);
   int outside = 0;
   EXPECT_MPIDSM_ERROR(d.home_of(&outside), Errc::unregistered, "outside the DSM region");
+  EXPECT_MPIDSM_ERROR(d.allocate<std::byte>(page, Placement::cyclic(1, n)), Errc::invalid_rank,
+                      "first rank of the cyclic placement " + std::to_string(n));
+  d.free(shifted);
   d.free(single);
   d.free(cyclic);
   d.free(block);

@@ -101,11 +101,16 @@ void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {
                     std::to_string(agreed.low[0]) + " to " + std::to_string(agreed.high[0]) +
                     " bytes)");
   if (bytes == 0) throw Error(Errc::invalid_argument, rank_, "Dsm::allocate: size is 0");
-  if (placement.kind == Placement::Kind::on_rank &&
-      (placement.rank < 0 || placement.rank >= runtime_.size()))
-    throw Error(Errc::invalid_rank, rank_,
-                "Dsm::allocate: home rank " + std::to_string(placement.rank) +
-                    " is outside the communicator of size " + std::to_string(runtime_.size()));
+  const bool names_a_rank =
+      placement.kind == Placement::Kind::on_rank || placement.kind == Placement::Kind::cyclic;
+  if (names_a_rank && (placement.rank < 0 || placement.rank >= runtime_.size()))
+    throw Error(
+        Errc::invalid_rank, rank_,
+        std::string("Dsm::allocate: ") +
+            (placement.kind == Placement::Kind::cyclic ? "first rank of the cyclic placement "
+                                                       : "home rank ") +
+            std::to_string(placement.rank) + " is outside the communicator of size " +
+            std::to_string(runtime_.size()));
   if (placement.kind == Placement::Kind::cyclic && placement.pages_per_block == 0)
     throw Error(Errc::invalid_argument, rank_, "Dsm::allocate: cyclic block of 0 pages");
   const std::size_t pages = (bytes + page_size_ - 1) / page_size_;
