@@ -88,12 +88,13 @@ class SharingRecord {
 template <class F>
 bool SharingRecord::for_each_new_copy(F&& f) {
   const std::uint64_t end = log_counter();
-  const std::uint64_t oldest = unwritten_.empty() ? consumed_ : unwritten_.front();
-  if (end - oldest > CopyLog::entries) {  // a slot may hold a later lap's entry
+  auto overflow = [&] {  // the caller looks at every page instead
     unwritten_.clear();
     consumed_ = end;
     return false;
-  }
+  };
+  const std::uint64_t oldest = unwritten_.empty() ? consumed_ : unwritten_.front();
+  if (end - oldest > CopyLog::entries) return overflow();  // a slot may hold a later lap's entry
   std::size_t page = 0;
   std::erase_if(unwritten_, [&](std::uint64_t index) {
     if (!log_entry(index, page)) return false;
@@ -105,10 +106,8 @@ bool SharingRecord::for_each_new_copy(F&& f) {
       f(page);
     } else if (unwritten_.size() < unwritten_.capacity()) {
       unwritten_.push_back(consumed_);
-    } else {  // more fetches in flight than ranks can have: treat as overflow
-      unwritten_.clear();
-      consumed_ = end;
-      return false;
+    } else {
+      return overflow();  // more fetches in flight than ranks can have
     }
   }
   return true;

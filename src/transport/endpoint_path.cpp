@@ -3,6 +3,7 @@
 // tests that check that ranks on different hosts never share memory.
 #include <ucp/api/ucp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -45,9 +46,7 @@ std::string Transport::path_to(int peer) const {
   for (std::string line; std::getline(lines, line);) {
     const std::string resource = lane_resource(line);
     if (resource.empty()) continue;
-    bool known = false;
-    for (const auto& s : seen) known = known || s == resource;
-    if (!known) seen.push_back(resource);
+    if (std::find(seen.begin(), seen.end(), resource) == seen.end()) seen.push_back(resource);
   }
   std::string path;
   for (const auto& s : seen) path += (path.empty() ? "" : " ") + s;
