@@ -4,8 +4,14 @@
 //                 not grow with the cache)
 //   dirty_N       each rank wrote one word on N pages homed on the next rank
 //                 (only the barrier is timed: release, notices, invalidation)
+//   floats_256    each rank updated every float of 256 pages homed on the next
+//                 rank, as a stencil sweep does: most bytes change, but not
+//                 all, so the changes are scattered runs of 1-3 bytes
+//   bytes_256     each rank changed every byte of those 256 pages (one run
+//                 per page: the cost floats_256 should approach)
 //   mpirun -np N dsm_barrier_latency [-i n] [-x n] [-f] [--csv]
 #include <algorithm>
+#include <cstring>
 
 #include "harness.hpp"
 #include "mpidsm/dsm.hpp"
@@ -63,6 +69,31 @@ int main(int argc, char** argv) {
       row.mpi = mpi_barrier;
       h.run(row);
     }
+    // 256 pages rewritten whole before each timed barrier, by `update`.
+    auto rewrite_256 = [&](const char* label, auto update) {
+      Row row;
+      row.label = label;
+      row.mpidsm = [&, update](std::size_t, int iterations) {
+        const int n = std::max(1, std::min(iterations, 200));
+        double total = 0;
+        for (int i = 0; i < n; ++i) {
+          update(i);
+          const double start = seconds();
+          dsm.barrier();
+          total += seconds() - start;
+        }
+        return total / n;
+      };
+      row.mpi = mpi_barrier;
+      h.run(row);
+    };
+    constexpr std::size_t rewritten = 256;
+    rewrite_256("floats_256", [&](int) {
+      auto* values = reinterpret_cast<float*>(next_slab);
+      for (std::size_t k = 0; k < rewritten * page / sizeof(float); ++k)
+        values[k] = values[k] * 0.999f + 0.001f;
+    });
+    rewrite_256("bytes_256", [&](int i) { std::memset(next_slab, 1 + i % 255, rewritten * page); });
     if (sink == 12345) std::puts("");
     dsm.free(data);
   }

@@ -39,8 +39,12 @@ struct DsmStats {
   std::uint64_t prefetch_unused = 0;
   std::uint64_t evictions = 0;  // pages dropped to respect MPIDSM_CACHE_PAGES
   std::uint64_t diffs = 0;      // pages whose changes were written home
-  std::uint64_t diff_runs = 0;  // puts issued for them
+  std::uint64_t diff_runs = 0;  // runs of changed bytes in them (byte-exact)
   std::uint64_t diff_bytes = 0;
+  // Transfers that carried diffs home through UCX: one message per home
+  // (and per 64 KiB) at a release, a put per run for pages a transfer
+  // pins; none for homes on this node, which are written in place.
+  std::uint64_t diff_messages = 0;
   std::uint64_t invalidations = 0;
   std::uint64_t lock_acquires = 0;
   std::uint64_t lock_wait_ns = 0;        // in lock(): queueing plus invalidation
@@ -67,6 +71,7 @@ struct DsmStats {
     f("diffs", diffs);
     f("diff_runs", diff_runs);
     f("diff_bytes", diff_bytes);
+    f("diff_messages", diff_messages);
     f("invalidations", invalidations);
     f("lock_acquires", lock_acquires);
     f("lock_wait_ns", lock_wait_ns);

@@ -233,6 +233,24 @@ class Transport {
   // Non-blocking: describes a matching message without receiving it.
   std::optional<MessageInfo> probe(int source, int tag);
 
+  // --- remote calls ------------------------------------------------------------------
+  // A handler a peer runs on bytes this rank sent with call_nbi, inside the
+  // peer's UCX progress (its progress thread, or any wait inside mpidsm), so
+  // it may run beside the peer's other threads. For work one-sided
+  // operations would need many round trips for, such as writing a diff of
+  // scattered runs. It must not block, throw or call into the Transport.
+  using RemoteHandler = void (*)(void* context, int source, const std::byte* bytes,
+                                 std::size_t size);
+  // Collective: every rank adds the same handlers in the same order, so an id
+  // names the same handler everywhere (Errc::collective_mismatch otherwise).
+  std::uint32_t add_remote_handler(RemoteHandler handler, void* context);
+  // Once no call to it can be in flight (after a flush and a barrier).
+  void remove_remote_handler(std::uint32_t id) noexcept;
+  // Runs handler `id` at `peer` on [bytes, bytes+size), which must stay
+  // unchanged until the next flush of `peer` (or flush_all): that flush
+  // returns once the handler has returned at the peer.
+  void call_nbi(int peer, std::uint32_t id, const void* bytes, std::size_t size);
+
   // --- progress --------------------------------------------------------------------
   // Drives UCX once; true when something happened.
   bool progress();

@@ -4,9 +4,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "diff.hpp"
+#include "diff_message.hpp"
 #include "engine.hpp"
 
 namespace mpidsm {
@@ -30,14 +33,11 @@ void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
   const std::size_t base = page * page_size_;
   const int home = home_of_page(page);
   std::byte* direct = mapped_master_[static_cast<std::size_t>(home)];
-  stats_.diff_runs += detail::for_each_changed_run(
-      twin(page), master(page), page_size_, [&](std::size_t offset, std::size_t length) {
-        if (direct)
-          std::memcpy(direct + base + offset, master(page) + offset, length);
-        else
-          transport_.put_nbi(home, master_, base + offset, master(page) + offset, length);
-        stats_.diff_bytes += length;
-      });
+  const detail::DiffShape shape =
+      direct ? detail::store_changed_bytes(twin(page), master(page), direct + base, page_size_)
+             : diffs_.add(home, page, twin(page), master(page));
+  stats_.diff_runs += shape.runs;
+  stats_.diff_bytes += shape.bytes;
   ++stats_.diffs;
   // Stores to a mapped home are complete once issued; the notices that
   // publish them travel through MPI or UCX, which order memory.
@@ -64,10 +64,12 @@ void Dsm::Engine::release_pinned(std::size_t page) {
   stats_.diff_runs += detail::for_each_changed_run(
       old, snapshot, page_size_, [&](std::size_t offset, std::size_t length) {
         std::memcpy(old + offset, snapshot + offset, length);
-        if (direct)
+        if (direct) {
           std::memcpy(direct + base + offset, old + offset, length);
-        else
+        } else {
           transport_.put_nbi(home, master_, base + offset, old + offset, length);
+          ++stats_.diff_messages;
+        }
         stats_.diff_bytes += length;
       });
   ++stats_.diffs;
@@ -159,11 +161,26 @@ void Dsm::Engine::share_home_page(std::size_t page) {
 }
 
 void Dsm::Engine::flush_written_homes() {
+  diffs_.send();
   for (std::size_t home = 0; home < homes_written_.size(); ++home)
     if (homes_written_[home]) {
       transport_.flush(static_cast<int>(home));
       homes_written_[home] = false;
     }
+  diffs_.recycle();
+}
+
+// Runs in this rank's progress (its progress thread, or a wait inside
+// mpidsm), beside the application: writes into the master copy, which is
+// never protected, only bytes the sender changed.
+void Dsm::Engine::apply_remote_diffs(void* engine, int source, const std::byte* bytes,
+                                     std::size_t size) {
+  auto& self = *static_cast<Engine*>(engine);
+  if (!detail::apply_diffs(bytes, size, self.region_.master(), self.pages_, self.page_size_)) {
+    std::fprintf(stderr, "mpidsm: rank %d: malformed DSM diff message from rank %d\n", self.rank_,
+                 source);
+    std::abort();
+  }
 }
 
 // Acquire side: drops this rank's copy of a page another rank changed. Own

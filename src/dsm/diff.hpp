@@ -1,52 +1,111 @@
-// Diffs of a page against its twin: the runs of bytes this rank changed.
-// Byte-exact on purpose: with several writers to one page, a run must never
+// Diffs of a page against its twin: the bytes this rank changed.
+// Byte-exact on purpose: with several writers to one page, a diff must never
 // carry a byte this rank did not change, or it would overwrite another
-// writer's byte at the home. Words are compared first, so unchanged memory
-// costs one 8-byte compare per word.
+// writer's byte at the home. Pages are compared a 64-bit word at a time, so
+// unchanged memory costs one compare per word, and a word whose every byte
+// changed is handled whole.
 #pragma once
 
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 namespace mpidsm::detail {
 
+// Byte i of a loaded word is its bits 8i..8i+7 (the masks below rely on it).
+static_assert(std::endian::native == std::endian::little, "mpidsm's diffs assume little-endian");
+
+inline std::uint64_t load_word(const std::byte* at) {
+  std::uint64_t word;
+  std::memcpy(&word, at, sizeof word);
+  return word;
+}
+
+// Bit i set when byte i (in memory order) of the two words differs.
+inline unsigned changed_bytes(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t x = a ^ b;
+  if (x == 0) return 0;
+  x |= x >> 4;
+  x |= x >> 2;
+  x |= x >> 1;
+  x &= 0x0101010101010101ull;  // bit 8i: byte i differs
+  // Gathers bit 8i to bit 56+i (the partial products never overlap).
+  return static_cast<unsigned>((x * 0x0102040810204080ull) >> 56);
+}
+
+// Set bits of an 8-bit mask, by table: std::popcount is a library call on
+// baseline x86-64 (no POPCNT instruction), too slow for once per word.
+inline constexpr auto kBitsSet = [] {
+  std::array<std::uint8_t, 256> table{};
+  for (unsigned v = 0; v < 256; ++v) table[v] = static_cast<std::uint8_t>((v & 1) + table[v >> 1]);
+  return table;
+}();
+
+// Runs of consecutive changed bytes that start in a word's mask, given
+// whether the previous word's last byte changed.
+inline unsigned runs_starting(unsigned mask, bool previous_changed) {
+  const unsigned previous = (mask << 1 | (previous_changed ? 1u : 0u)) & 0xFFu;
+  return kBitsSet[mask & ~previous & 0xFFu];
+}
+
+// How a page's changes look: maximal runs of changed bytes, and their total.
+struct DiffShape {
+  std::size_t runs = 0;
+  std::size_t bytes = 0;
+};
+
 // Calls emit(offset, length) for every maximal run of bytes where `page`
 // differs from `twin`, in increasing offset order; returns the run count.
+// `size` is a multiple of 8 (pages are).
 template <class Emit>
 std::size_t for_each_changed_run(const std::byte* twin, const std::byte* page, std::size_t size,
                                  Emit&& emit) {
-  std::size_t runs = 0;
-  std::size_t run_start = 0;
+  std::size_t runs = 0, run_start = 0;
   bool in_run = false;
-  auto close_run = [&](std::size_t end) {
-    emit(run_start, end - run_start);
-    ++runs;
-    in_run = false;
-  };
-  std::size_t i = 0;
-  while (i < size) {
-    // Skip whole equal words quickly when not inside a run.
-    if (!in_run && i + 8 <= size) {
-      std::uint64_t a, b;
-      std::memcpy(&a, twin + i, 8);
-      std::memcpy(&b, page + i, 8);
-      if (a == b) {
-        i += 8;
-        continue;
+  for (std::size_t i = 0; i < size; i += 8) {
+    const unsigned mask = changed_bytes(load_word(twin + i), load_word(page + i));
+    if (mask == (in_run ? 0xFFu : 0u)) continue;  // the run (or the gap) goes on
+    for (unsigned k = 0; k < 8; ++k) {
+      const bool changed = (mask >> k & 1u) != 0;
+      if (changed && !in_run) {
+        run_start = i + k;
+        in_run = true;
+      } else if (!changed && in_run) {
+        emit(run_start, i + k - run_start);
+        ++runs;
+        in_run = false;
       }
     }
-    const bool differs = twin[i] != page[i];
-    if (differs && !in_run) {
-      run_start = i;
-      in_run = true;
-    } else if (!differs && in_run) {
-      close_run(i);
-    }
-    ++i;
   }
-  if (in_run) close_run(size);
+  if (in_run) {
+    emit(run_start, size - run_start);
+    ++runs;
+  }
   return runs;
+}
+
+// Stores at `home` exactly the bytes where `page` differs from `twin`, in
+// one pass, so another writer's bytes in the same words are never written
+// (diff_store.cpp: byte-masked vector stores where the CPU has them).
+DiffShape store_changed_bytes(const std::byte* twin, const std::byte* page, std::byte* home,
+                              std::size_t size);
+// The same, a word at a time on any CPU (what store_changed_bytes falls back to).
+DiffShape store_changed_bytes_wordwise(const std::byte* twin, const std::byte* page,
+                                       std::byte* home, std::size_t size);
+
+// The shape of a page's changes without writing anything.
+inline DiffShape measure_changes(const std::byte* twin, const std::byte* page, std::size_t size) {
+  DiffShape shape;
+  bool previous_changed = false;
+  for (std::size_t i = 0; i < size; i += 8) {
+    const unsigned mask = changed_bytes(load_word(twin + i), load_word(page + i));
+    shape.bytes += kBitsSet[mask];
+    shape.runs += runs_starting(mask, previous_changed);
+    previous_changed = (mask & 0x80u) != 0;
+  }
+  return shape;
 }
 
 }  // namespace mpidsm::detail

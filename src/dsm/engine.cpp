@@ -55,7 +55,8 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       batch_(fetch_batch_capacity()),
       homes_written_(static_cast<std::size_t>(runtime.size()), false),
       held_(locks_.count(), false),
-      holder_(locks_.count()) {
+      holder_(locks_.count()),
+      diffs_(transport_, page_size_, &Engine::apply_remote_diffs, this, stats_.diff_messages) {
   free_twins_.reserve(cache_.capacity());
   for (std::size_t slot = cache_.capacity(); slot-- > 0;)
     free_twins_.push_back(static_cast<std::int32_t>(slot));
@@ -85,6 +86,7 @@ void Dsm::Engine::abandon_transport() {
   sharing_.abandon_transport();
   directory_.abandon_transport();
   barrier_slots_.abandon_transport();
+  diffs_.abandon_transport();
   master_ = MemoryRegion();
 }
 

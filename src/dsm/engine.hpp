@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "diff_batches.hpp"
 #include "engine_lock.hpp"
 #include "fault_handler.hpp"
 #include "home_directory.hpp"
@@ -120,6 +121,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   void mark_dirty(std::size_t page, PageState state);
   // coherence.cpp
   void write_diff(std::size_t page, bool already_read_only = false);
+  // The remote handler that applies other ranks' diffs to pages homed here.
+  static void apply_remote_diffs(void* engine, int source, const std::byte* bytes,
+                                 std::size_t size);
   void release_pinned(std::size_t page);
   void release();
   void release_home_page(std::size_t page);
@@ -220,6 +224,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::atomic<std::uint64_t> barrier_ticks_{0};    // stats_.barrier_ns, in TickClock ticks
   std::atomic<std::uint64_t> lock_wait_ticks_{0};  // stats_.lock_wait_ns, likewise
   std::mutex mutex_;
+  // Last: registered as a remote handler only once the rest exists.
+  detail::DiffBatches diffs_;  // to homes reached through UCX
 };
 
 }  // namespace mpidsm

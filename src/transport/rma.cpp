@@ -68,6 +68,7 @@ void Transport::flush(int peer) {
   impl_->check_peer(peer, "flush");
   ucp_request_param_t param{};
   impl_->wait(ucp_ep_flush_nbx(impl_->endpoints[peer], &param), "flush", peer);
+  impl_->wait_for_calls(peer, "flush");
   impl_->unpin_flushed(peer);
 }
 
@@ -90,6 +91,7 @@ void Transport::flush_all() {
     if (request) pending.emplace_back(request, peer);
   }
   for (auto [request, peer] : pending) impl_->wait(request, "flush_all", peer);
+  impl_->wait_for_calls(no_rank, "flush_all");
   impl_->unpin_flushed(no_rank);
 }
 

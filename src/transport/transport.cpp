@@ -132,6 +132,7 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
   try {
     s.context = create_context(rank_, size_, one_node, options);
     s.worker = create_worker(rank_, s.context, options.shareable);
+    s.listen_for_remote_calls();
     detail::check_ucx(rank_, "ucp_worker_get_efd", no_rank,
                       ucp_worker_get_efd(s.worker, &s.event_fd));
   } catch (const Error& e) {

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <ucp/api/ucp.h>
 
+#include <array>
 #include <atomic>
 #include <deque>
 #include <functional>
@@ -63,6 +64,31 @@ struct Transport::Impl {
   // Stable addresses: MemoryRegion handles point into this deque.
   std::deque<detail::RegionState> regions;
   std::uint64_t next_generation = 1;
+
+  // Remote calls (remote_calls.cpp). UCX reads a send's header until the send
+  // completes, so every header lives here, not on a stack.
+  struct CallHeader {
+    std::uint32_t handler;
+    std::int32_t source;
+  };
+  struct RemoteHandlerSlot {
+    std::atomic<RemoteHandler> handler{nullptr};
+    std::atomic<void*> context{nullptr};
+    CallHeader header{};
+  };
+  std::array<RemoteHandlerSlot, 32> remote_handlers;
+  std::int32_t acknowledgement_header = 0;  // this rank
+  // Per peer: calls sent whose handler has not yet reported back.
+  std::unique_ptr<std::atomic<std::int64_t>[]> calls_in_flight;
+  void listen_for_remote_calls();
+  // UCX active-message callbacks: a call to run here, and a call's return.
+  static ucs_status_t on_call(void* impl, const void* header, std::size_t header_length, void* data,
+                              std::size_t length, const ucp_am_recv_param_t* param);
+  static ucs_status_t on_call_done(void* impl, const void* header, std::size_t header_length,
+                                   void* data, std::size_t length,
+                                   const ucp_am_recv_param_t* param);
+  // Waits until every call to `peer` (no_rank: to every peer) has returned.
+  void wait_for_calls(int peer, const char* operation);
 
   std::function<void()> target_progress_hook;
   bool target_progress_needed = false;

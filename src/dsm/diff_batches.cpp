@@ -1,0 +1,74 @@
+#include "diff_batches.hpp"
+
+#include <algorithm>
+
+#include "diff_message.hpp"
+
+namespace mpidsm::detail {
+
+DiffBatches::DiffBatches(Transport& transport, std::size_t page_size,
+                         Transport::RemoteHandler apply, void* context, std::uint64_t& messages)
+    : transport_(&transport),
+      page_size_(page_size),
+      handler_(transport.add_remote_handler(apply, context)),
+      // 64 KiB: a message of 15 scattered pages, still sent eagerly by UCX.
+      capacity_(std::max<std::size_t>(64 * 1024, 2 * max_diff_record(page_size))),
+      pool_(kBuffers * capacity_),
+      batches_(static_cast<std::size_t>(transport.size())),
+      homes_sent_to_(static_cast<std::size_t>(transport.size()), false),
+      messages_(messages) {
+  free_.reserve(kBuffers);
+  sent_.reserve(kBuffers);
+  for (int b = static_cast<int>(kBuffers); b-- > 0;) free_.push_back(b);
+}
+
+DiffBatches::~DiffBatches() {
+  if (transport_) transport_->remove_remote_handler(handler_);
+}
+
+DiffShape DiffBatches::add(int home, std::size_t page, const std::byte* twin,
+                           const std::byte* data) {
+  Batch& batch = batches_[static_cast<std::size_t>(home)];
+  if (batch.buffer != kNone && capacity_ - batch.used < max_diff_record(page_size_)) send(home);
+  if (batch.buffer == kNone) {
+    if (free_.empty()) complete_all();
+    batch.buffer = free_.back();
+    free_.pop_back();
+    batch.used = 0;
+  }
+  DiffShape shape;
+  batch.used += encode_diff(page, twin, data, page_size_, buffer(batch.buffer) + batch.used, shape);
+  return shape;
+}
+
+void DiffBatches::send(int home) {
+  Batch& batch = batches_[static_cast<std::size_t>(home)];
+  // Out of the batch first: a failed call leaves the buffer in flight
+  // rather than reused while UCX may still read it.
+  const int buffer_index = batch.buffer;
+  batch.buffer = kNone;
+  sent_.push_back(buffer_index);
+  homes_sent_to_[static_cast<std::size_t>(home)] = true;
+  ++messages_;
+  transport_->call_nbi(home, handler_, buffer(buffer_index), batch.used);
+}
+
+void DiffBatches::send() {
+  for (std::size_t home = 0; home < batches_.size(); ++home)
+    if (batches_[home].buffer != kNone) send(static_cast<int>(home));
+}
+
+void DiffBatches::recycle() {
+  free_.insert(free_.end(), sent_.begin(), sent_.end());
+  sent_.clear();
+  std::fill(homes_sent_to_.begin(), homes_sent_to_.end(), false);
+}
+
+void DiffBatches::complete_all() {
+  send();
+  for (std::size_t home = 0; home < homes_sent_to_.size(); ++home)
+    if (homes_sent_to_[home]) transport_->flush(static_cast<int>(home));
+  recycle();
+}
+
+}  // namespace mpidsm::detail

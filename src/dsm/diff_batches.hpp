@@ -1,0 +1,64 @@
+// Diffs bound for homes reached through UCX, gathered per home and sent as
+// remote calls the home applies (diff_message.hpp): a release costs one
+// message per home (and per batch of pages that fills a buffer), not a put
+// per run of changed bytes. Buffers come from a fixed pool, so releases and
+// evictions never allocate; when the pool runs dry, what is gathered is sent
+// and completed first.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "diff.hpp"
+#include "lazy_array.hpp"
+#include "mpidsm/transport.hpp"
+
+namespace mpidsm::detail {
+
+class DiffBatches {
+ public:
+  // Collective: registers `apply` (with `context`) as the remote handler
+  // that applies diffs at a home, until destruction. Every message sent
+  // adds one to `messages`.
+  DiffBatches(Transport& transport, std::size_t page_size, Transport::RemoteHandler apply,
+              void* context, std::uint64_t& messages);
+  ~DiffBatches();
+  DiffBatches(const DiffBatches&) = delete;
+  DiffBatches& operator=(const DiffBatches&) = delete;
+  // The transport is gone: nothing to unregister.
+  void abandon_transport() { transport_ = nullptr; }
+
+  // Gathers the changes of `page` (against `twin`) for `home`. Completion:
+  // send() and then a flush of the home.
+  DiffShape add(int home, std::size_t page, const std::byte* twin, const std::byte* data);
+  // Sends every batch gathered so far.
+  void send();
+  // Every home sent to has been flushed since the last send(): the buffers
+  // are free again.
+  void recycle();
+
+ private:
+  static constexpr std::size_t kBuffers = 16;
+  static constexpr int kNone = -1;
+  std::byte* buffer(int index) { return &pool_[static_cast<std::size_t>(index) * capacity_]; }
+  void send(int home);
+  void complete_all();  // sends, flushes the homes sent to, recycles
+
+  Transport* transport_;
+  std::size_t page_size_;
+  std::uint32_t handler_;
+  std::size_t capacity_;       // bytes per buffer
+  LazyArray<std::byte> pool_;  // kBuffers buffers (memory only once used)
+  std::vector<int> free_;      // buffer indices
+  std::vector<int> sent_;      // buffers in flight until recycle()
+  struct Batch {
+    int buffer = kNone;
+    std::size_t used = 0;
+  };
+  std::vector<Batch> batches_;       // per home
+  std::vector<bool> homes_sent_to_;  // since the last recycle()
+  std::uint64_t& messages_;
+};
+
+}  // namespace mpidsm::detail

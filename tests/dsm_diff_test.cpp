@@ -1,0 +1,195 @@
+// Byte-exact diffs, driven without MPI or UCX: the runs found, the bytes
+// stored into a home mapped here, and the wire form a home applies.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "dsm/diff.hpp"
+#include "dsm/diff_message.hpp"
+
+namespace mpidsm::detail {
+namespace {
+
+using ChangedRun = std::pair<std::size_t, std::size_t>;
+using Bytes = std::vector<std::byte>;
+
+std::vector<ChangedRun> runs_of(const Bytes& twin, const Bytes& page) {
+  std::vector<ChangedRun> runs;
+  for_each_changed_run(
+      twin.data(), page.data(), twin.size(),
+      [&](std::size_t offset, std::size_t length) { runs.emplace_back(offset, length); });
+  return runs;
+}
+
+std::size_t bytes_in(const std::vector<ChangedRun>& runs) {
+  std::size_t total = 0;
+  for (auto [offset, length] : runs) total += length;
+  return total;
+}
+
+// A page of floats updated as a stencil sweep updates them: most bytes of
+// every float change, some do not.
+std::pair<Bytes, Bytes> floats_updated(std::size_t size) {
+  Bytes twin(size), page(size);
+  std::vector<float> values(size / sizeof(float));
+  for (std::size_t k = 0; k < values.size(); ++k) values[k] = 0.25f + static_cast<float>(k) * 1e-3f;
+  std::memcpy(twin.data(), values.data(), size);
+  for (auto& v : values) v = v * 0.999f + 0.001f;
+  std::memcpy(page.data(), values.data(), size);
+  return {twin, page};
+}
+
+// Changes in random places: single bytes, runs across words, whole words.
+std::pair<Bytes, Bytes> randomly_changed(std::size_t size, unsigned seed) {
+  std::mt19937 random(seed);
+  Bytes twin(size);
+  for (auto& x : twin) x = std::byte(random() & 0xff);
+  Bytes page = twin;
+  const std::size_t edits = random() % 200;
+  for (std::size_t e = 0; e < edits; ++e) {
+    const std::size_t at = random() % size, length = 1 + random() % 40;
+    for (std::size_t i = at; i < std::min(size, at + length); ++i)
+      page[i] = twin[i] ^ std::byte(1 + random() % 255);
+  }
+  return {twin, page};
+}
+
+TEST(Diff, NoChangeNoRun) {
+  Bytes twin(4096, std::byte{7}), page = twin;
+  EXPECT_TRUE(runs_of(twin, page).empty());
+}
+
+TEST(Diff, RunsAreByteExactInsideAWord) {
+  Bytes twin(64, std::byte{0}), page = twin;
+  page[3] = std::byte{1};  // one byte inside the first word
+  page[9] = std::byte{1};  // two adjacent bytes in the second word
+  page[10] = std::byte{1};
+  page[63] = std::byte{1};  // the last byte
+  EXPECT_EQ(runs_of(twin, page), (std::vector<ChangedRun>{{3, 1}, {9, 2}, {63, 1}}));
+}
+
+TEST(Diff, RunsCrossWordBoundaries) {
+  Bytes twin(24, std::byte{0}), page = twin;
+  for (std::size_t i = 6; i < 19; ++i) page[i] = std::byte{2};
+  EXPECT_EQ(runs_of(twin, page), (std::vector<ChangedRun>{{6, 13}}));
+}
+
+TEST(Diff, ShapeCountsTheRunsAndBytesFound) {
+  for (unsigned seed = 1; seed <= 50; ++seed) {
+    auto [twin, page] = randomly_changed(4096, seed);
+    const auto runs = runs_of(twin, page);
+    const DiffShape shape = measure_changes(twin.data(), page.data(), twin.size());
+    ASSERT_EQ(shape.runs, runs.size()) << "seed " << seed;
+    ASSERT_EQ(shape.bytes, bytes_in(runs)) << "seed " << seed;
+  }
+}
+
+// The multiple-writer guarantee: two ranks change interleaved bytes of one
+// page; storing both diffs into the home keeps every change.
+TEST(Diff, StoringTwoWritersDiffsKeepsBoth) {
+  std::mt19937 random(42);
+  Bytes home(4096), a, b;
+  for (auto& x : home) x = std::byte(random() & 0xff);
+  a = b = home;
+  for (std::size_t i = 0; i < home.size(); ++i) {
+    if (i % 3 == 0) a[i] = ~home[i];
+    if (i % 3 == 1) b[i] = ~home[i];
+  }
+  const Bytes twin = home;
+  store_changed_bytes(twin.data(), a.data(), home.data(), home.size());
+  store_changed_bytes(twin.data(), b.data(), home.data(), home.size());
+  for (std::size_t i = 0; i < home.size(); ++i) {
+    const std::byte expected = i % 3 == 0 ? a[i] : i % 3 == 1 ? b[i] : twin[i];
+    ASSERT_EQ(home[i], expected) << "byte " << i;
+  }
+}
+
+// Stores write the changed bytes and nothing else: a home whose other bytes
+// hold a marker (another writer's bytes) keeps every marker.
+void expect_only_changed_bytes_stored(decltype(&store_changed_bytes) store) {
+  for (unsigned seed = 1; seed <= 50; ++seed) {
+    auto [twin, page] = randomly_changed(4096, seed);
+    Bytes home(twin.size());
+    for (std::size_t i = 0; i < home.size(); ++i) home[i] = ~twin[i];  // differs from both
+    const DiffShape shape = store(twin.data(), page.data(), home.data(), home.size());
+    const auto runs = runs_of(twin, page);
+    ASSERT_EQ(shape.runs, runs.size()) << "seed " << seed;
+    ASSERT_EQ(shape.bytes, bytes_in(runs)) << "seed " << seed;
+    for (std::size_t i = 0; i < home.size(); ++i)
+      ASSERT_EQ(home[i], page[i] != twin[i] ? page[i] : ~twin[i])
+          << "seed " << seed << " byte " << i;
+  }
+}
+
+TEST(Diff, StoresWriteOnlyChangedBytes) {
+  expect_only_changed_bytes_stored(&store_changed_bytes);  // vector stores where the CPU has them
+  expect_only_changed_bytes_stored(&store_changed_bytes_wordwise);
+}
+
+// The wire form, applied at the home, writes what a store would.
+void expect_round_trip(const Bytes& twin, const Bytes& page, const char* what) {
+  const std::size_t size = twin.size(), pages = 3, target_page = 2;
+  Bytes message(max_diff_record(size));
+  DiffShape shape;
+  const std::size_t length =
+      encode_diff(target_page, twin.data(), page.data(), size, message.data(), shape);
+  ASSERT_LE(length, message.size()) << what;
+  const auto runs = runs_of(twin, page);
+  EXPECT_EQ(shape.runs, runs.size()) << what;
+  EXPECT_EQ(shape.bytes, bytes_in(runs)) << what;
+
+  Bytes home(pages * size), expected;
+  for (std::size_t i = 0; i < home.size(); ++i) home[i] = std::byte(i * 7 & 0xff);
+  expected = home;
+  store_changed_bytes(twin.data(), page.data(), expected.data() + target_page * size, size);
+  ASSERT_TRUE(apply_diffs(message.data(), length, home.data(), pages, size)) << what;
+  EXPECT_EQ(home, expected) << what;
+}
+
+TEST(DiffMessage, RoundTripsEveryShapeOfChange) {
+  Bytes twin(4096, std::byte{5});
+  expect_round_trip(twin, twin, "no change");
+  Bytes one = twin;
+  one[100] = std::byte{6};
+  expect_round_trip(twin, one, "one byte");
+  Bytes all(4096, std::byte{9});
+  expect_round_trip(twin, all, "every byte");
+  auto [before, after] = floats_updated(4096);
+  expect_round_trip(before, after, "updated floats");
+  for (unsigned seed = 1; seed <= 50; ++seed) {
+    auto [t, p] = randomly_changed(4096, seed);
+    expect_round_trip(t, p, "random changes");
+  }
+}
+
+// Scattered changes cost about a page on the wire, not a header per run.
+TEST(DiffMessage, ScatteredChangesTakeAboutAPage) {
+  auto [twin, page] = floats_updated(4096);
+  EXPECT_GT(runs_of(twin, page).size(), 500u);
+  Bytes message(max_diff_record(4096));
+  DiffShape shape;
+  const std::size_t length = encode_diff(0, twin.data(), page.data(), 4096, message.data(), shape);
+  EXPECT_LE(length, 4096u + 4096u / 8 + 16u);
+}
+
+TEST(DiffMessage, MalformedMessagesAreRefused) {
+  auto [twin, page] = floats_updated(4096);
+  Bytes message(max_diff_record(4096));
+  DiffShape shape;
+  const std::size_t length = encode_diff(1, twin.data(), page.data(), 4096, message.data(), shape);
+  Bytes home(2 * 4096);
+  EXPECT_FALSE(apply_diffs(message.data(), length - 1, home.data(), 2, 4096)) << "truncated";
+  EXPECT_FALSE(apply_diffs(message.data(), length, home.data(), 1, 4096)) << "page past the end";
+  Bytes longer(message.begin(), message.begin() + static_cast<std::ptrdiff_t>(length));
+  longer.push_back(std::byte{0});
+  EXPECT_FALSE(apply_diffs(longer.data(), longer.size(), home.data(), 2, 4096)) << "trailing byte";
+  EXPECT_TRUE(apply_diffs(message.data(), length, home.data(), 2, 4096));
+}
+
+}  // namespace
+}  // namespace mpidsm::detail
