@@ -145,6 +145,17 @@ class Dsm {
   void unlock(std::size_t id);
   std::size_t lock_count() const;
 
+  // Flags: signalling between ranks with coherence, as condition variables
+  // (JIAJIA's jia_setcv, jia_waitcv, jia_resetcv). Ids 0 .. lock_count()-1,
+  // apart from the lock ids; every flag starts lowered.
+  // set_flag: release (this rank's writes go home), then raise flag `id`.
+  void set_flag(std::size_t id);
+  // Returns once flag `id` is raised, as an acquire: the writes every rank
+  // made before raising it are visible. Waits politely (yields) meanwhile.
+  void wait_flag(std::size_t id);
+  // Lowers flag `id` (no release, no acquire).
+  void reset_flag(std::size_t id);
+
   // Fetches the pages of [address, address+bytes) that are not cached here, in
   // one batch per home, so later reads do not fault. Not collective.
   void prefetch(const void* address, std::size_t bytes);
@@ -168,6 +179,9 @@ class Dsm {
   // nobody has touched yet (Errc::unregistered outside any allocation).
   int home_of(const void* address) const;
   DsmStats stats() const;
+  // Collective: a barrier, then every rank's counters restart from 0, so
+  // that statistics can leave out initialisation.
+  void reset_stats();
   // Collective: rank 0 prints every rank's statistics as a table on `out`.
   // Also done at destruction when MPIDSM_STATS=1.
   void print_stats(std::FILE* out = stderr) const;

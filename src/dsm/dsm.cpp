@@ -90,6 +90,15 @@ void Dsm::lock_among_threads(std::size_t id) {
 void Dsm::unlock(std::size_t id) {
   live("unlock").unlock(id);
 }
+void Dsm::set_flag(std::size_t id) {
+  live("set_flag").set_flag(id);
+}
+void Dsm::wait_flag(std::size_t id) {
+  live("wait_flag").wait_flag(id);
+}
+void Dsm::reset_flag(std::size_t id) {
+  live("reset_flag").reset_flag(id);
+}
 std::size_t Dsm::lock_count() const {
   return engine_->lock_count();
 }
@@ -134,6 +143,10 @@ int Dsm::home_of(const void* address) const {
 }
 DsmStats Dsm::stats() const {
   return live("stats").stats();
+}
+void Dsm::reset_stats() {
+  detail::require_mpi_active(engine_->rank(), "Dsm::reset_stats");
+  live("reset_stats").reset_stats();
 }
 void Dsm::print_stats(std::FILE* out) const {
   detail::require_mpi_active(engine_->rank(), "Dsm::print_stats");

@@ -38,7 +38,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       pages_(region_.size() / page_size_),
       allocator_(pages_, 1),
       master_(region_.master_region()),
-      locks_(transport_, settings.locks),
+      locks_(transport_, 2 * settings.locks),  // then the flags' locks
       cache_(std::min(settings.cache_pages, pages_), pages_),
       sharing_(transport_, pages_, fetch_batch_capacity(), runtime.config().direct_access),
       directory_(transport_, pages_, runtime.config().direct_access),
@@ -337,6 +337,18 @@ int Dsm::Engine::home_of_page(std::size_t page) const {
   if (page >= a.first + a.pages) return -1;
   const int home = detail::home_of(a.placement, page - a.first, a.pages, runtime_.size());
   return home == detail::decided_at_first_touch ? directory_.known(page) : home;
+}
+
+// After a barrier, so that every rank starts counting at the same point and
+// the barrier itself is not counted.
+void Dsm::Engine::reset_stats() {
+  barrier();
+  detail::EngineLock guard(mutex_);
+  stats_ = DsmStats{};
+  barrier_ticks_.store(0, std::memory_order_relaxed);
+  lock_wait_ticks_.store(0, std::memory_order_relaxed);
+  // Prefetched pages cached now were fetched before the reset.
+  cache_.for_each([&](std::size_t page) { cache_.entry(page).prefetched = false; });
 }
 
 DsmStats Dsm::Engine::stats() {

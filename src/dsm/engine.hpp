@@ -68,6 +68,10 @@ class Dsm::Engine final : public detail::FaultTarget {
   void barrier();
   void lock(std::size_t id, bool wait_for_threads);
   void unlock(std::size_t id);
+  void set_flag(std::size_t id);
+  void wait_flag(std::size_t id);
+  void reset_flag(std::size_t id);
+  void reset_stats();
   void prefetch(const void* address, std::size_t bytes);
   // Errc::out_of_range naming `operation` unless [address, address+bytes),
   // bytes > 0, lies inside the region.
@@ -79,7 +83,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::byte* base() const { return region_.view(); }
   std::size_t size() const { return region_.size(); }
   std::size_t page_size() const { return page_size_; }
-  std::size_t lock_count() const { return locks_.count(); }
+  // The application's lock ids; the table holds as many again for flags.
+  std::size_t lock_count() const { return locks_.count() / 2; }
   int rank() const { return rank_; }
   bool stats_at_exit() const { return print_stats_at_exit_; }
 
@@ -148,6 +153,10 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::size_t pinned_in(std::size_t first, std::size_t pages) const;
   // synchronisation.cpp
   void check_lock_id(std::size_t id, const char* operation) const;
+  // lock()/unlock() of any id of the table, checked or internal.
+  void acquire_lock(std::size_t id, bool wait_for_threads);
+  void release_lock(std::size_t id);
+  std::size_t flag_lock(std::size_t flag) const { return lock_count() + flag; }
   void exchange_counts(std::int64_t mine, std::vector<std::int64_t>& counts);
   void node_barrier();
   void forget_notices(std::vector<std::int64_t>& notices);

@@ -45,6 +45,16 @@ std::uint64_t LockTable::wait_for_nonzero(const std::uint64_t& word) {
   }
 }
 
+void LockTable::set_flag(std::size_t id, std::uint64_t value) {
+  transport_.atomic_fetch<std::uint64_t>(AtomicOp::swap, home(id), memory_,
+                                         record_offset(id) + LockRecordLayout::flag, value);
+}
+
+std::uint64_t LockTable::flag(std::size_t id) {
+  return transport_.atomic_fetch<std::uint64_t>(AtomicOp::add, home(id), memory_,
+                                                record_offset(id) + LockRecordLayout::flag, 0);
+}
+
 void LockTable::acquire(std::size_t id) {
   QueueNode& node = my_node(id);
   // Nobody else writes this node until it is published by the swap below.

@@ -36,6 +36,10 @@ class LockTable {
   // Hands `id` to the next waiter, or frees it when none waits.
   void release(std::size_t id);
 
+  // The lock's flag word at its home (Dsm::set_flag): set to `value`, or read.
+  void set_flag(std::size_t id, std::uint64_t value);
+  std::uint64_t flag(std::size_t id);
+
   // Holder only. Appends notices to the lock's log; remote completion on return.
   void append_notices(std::size_t id, std::uint64_t epoch,
                       const std::vector<std::uint64_t>& notices);

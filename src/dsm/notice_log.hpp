@@ -20,12 +20,14 @@ struct NoticeLogHeader {
   std::uint64_t count;  // entries appended in that epoch (the ring keeps the last ones)
 };
 
-// A lock's record at its home: the MCS queue tail, then the log.
+// A lock's record at its home: the MCS queue tail, the lock's flag (for
+// Dsm::set_flag), then the log.
 struct LockRecordLayout {
   static constexpr std::size_t tail = 0;
-  static constexpr std::size_t header = 8;
+  static constexpr std::size_t flag = 8;
+  static constexpr std::size_t header = 16;
   static constexpr std::size_t ring = header + sizeof(NoticeLogHeader);
-  static constexpr std::size_t ring_entries = 125;
+  static constexpr std::size_t ring_entries = 124;
   static constexpr std::size_t bytes = ring + ring_entries * sizeof(std::uint64_t);  // 1 KiB
 };
 

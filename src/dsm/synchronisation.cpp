@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <optional>
 #include <thread>
 
@@ -204,10 +205,48 @@ void Dsm::Engine::node_barrier() {
 }
 
 void Dsm::Engine::check_lock_id(std::size_t id, const char* operation) const {
-  if (id >= locks_.count())
+  if (id >= lock_count())
     throw Error(Errc::out_of_range, rank_,
-                std::string(operation) + ": lock id " + std::to_string(id) +
-                    " is not below MPIDSM_LOCKS=" + std::to_string(locks_.count()));
+                std::string(operation) + ": " + (std::strstr(operation, "flag") ? "flag" : "lock") +
+                    " id " + std::to_string(id) +
+                    " is not below MPIDSM_LOCKS=" + std::to_string(lock_count()));
+}
+
+// A flag is a word in the record of a lock of its own (ids after the
+// application's): raising it under that lock puts the raiser's release in
+// the lock's log, and a waiter that saw it raised takes the lock once to
+// acquire every release made under it.
+void Dsm::Engine::set_flag(std::size_t id) {
+  detail::check_not_forked(rank_);
+  check_lock_id(id, "Dsm::set_flag");
+  acquire_lock(flag_lock(id), true);
+  try {
+    locks_.set_flag(flag_lock(id), 1);
+  } catch (...) {
+    release_lock(flag_lock(id));
+    throw;
+  }
+  release_lock(flag_lock(id));
+}
+
+void Dsm::Engine::wait_flag(std::size_t id) {
+  detail::check_not_forked(rank_);
+  check_lock_id(id, "Dsm::wait_flag");
+  // Polls with a remote read that backs off to a yield: the raiser may
+  // need this core (oversubscribed) or this rank's progress (tcp).
+  for (unsigned polls = 1; locks_.flag(flag_lock(id)) == 0; ++polls) {
+    transport_.progress();
+    if (polls > 64 || transport_.yield_when_idle()) sched_yield();
+    if (polls % 256 == 0) transport_.check_peers("Dsm::wait_flag");
+  }
+  acquire_lock(flag_lock(id), true);
+  release_lock(flag_lock(id));
+}
+
+void Dsm::Engine::reset_flag(std::size_t id) {
+  detail::check_not_forked(rank_);
+  check_lock_id(id, "Dsm::reset_flag");
+  locks_.set_flag(flag_lock(id), 0);
 }
 
 // Locks belong to the rank: a second thread of the rank asking for a lock
@@ -217,6 +256,16 @@ void Dsm::Engine::check_lock_id(std::size_t id, const char* operation) const {
 void Dsm::Engine::lock(std::size_t id, bool wait_for_threads) {
   detail::check_not_forked(rank_);
   check_lock_id(id, "Dsm::lock");
+  acquire_lock(id, wait_for_threads);
+}
+
+void Dsm::Engine::unlock(std::size_t id) {
+  detail::check_not_forked(rank_);
+  check_lock_id(id, "Dsm::unlock");
+  release_lock(id);
+}
+
+void Dsm::Engine::acquire_lock(std::size_t id, bool wait_for_threads) {
   const std::thread::id me = std::this_thread::get_id();
   {
     detail::EngineLock guard(mutex_);
@@ -259,9 +308,7 @@ void Dsm::Engine::lock(std::size_t id, bool wait_for_threads) {
   }
 }
 
-void Dsm::Engine::unlock(std::size_t id) {
-  detail::check_not_forked(rank_);
-  check_lock_id(id, "Dsm::unlock");
+void Dsm::Engine::release_lock(std::size_t id) {
   {
     detail::EngineLock guard(mutex_);
     if (!held_[id] || held_count_ == 0)
