@@ -48,6 +48,45 @@ TEST_F(DsmTest, SameAddressOnEveryRankAndHomesFollowPlacement) {
   d.free(block);
 }
 
+// Blocks of different sizes, each homed where the program says: rows of a
+// matrix dealt unevenly, the last rank's block first. Writes by each home
+// to its block are seen everywhere after a barrier.
+TEST_F(DsmTest, BlocksOfDifferentSizesLiveOnTheHomesGiven) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  const std::size_t page = d.page_size();
+  std::vector<PlacementBlock> blocks;
+  for (int r = n - 1; r >= 0; --r)
+    blocks.push_back({page * static_cast<std::size_t>(1 + 2 * r), r});  // 2r+1 pages
+  std::size_t bytes = 0;
+  for (const auto& b : blocks) bytes += b.bytes;
+  auto* data = d.allocate<std::byte>(bytes, Placement::blocks(blocks));
+  std::size_t at = 0;
+  for (const auto& b : blocks) {
+    for (std::size_t offset = 0; offset < b.bytes; offset += page)
+      EXPECT_EQ(d.home_of(data + at + offset), b.home) << "byte " << at + offset;
+    if (b.home == me)
+      for (std::size_t i = 0; i < b.bytes; ++i) data[at + i] = std::byte(b.home + 1);
+    at += b.bytes;
+  }
+  d.barrier();
+  at = 0;
+  std::size_t wrong = 0;
+  for (const auto& b : blocks) {
+    for (std::size_t i = 0; i < b.bytes; ++i) wrong += data[at + i] != std::byte(b.home + 1);
+    at += b.bytes;
+  }
+  EXPECT_EQ(wrong, 0u) << "rank " << me;
+  d.barrier();
+  d.free(data);
+  EXPECT_MPIDSM_ERROR(d.allocate<std::byte>(page, Placement::blocks({{page, n}})),
+                      Errc::invalid_rank, "home of block 0, rank " + std::to_string(n));
+  EXPECT_MPIDSM_ERROR(d.allocate<std::byte>(3 * page, Placement::blocks({{page, 0}, {page, 0}})),
+                      Errc::invalid_argument, "cover " + std::to_string(2 * page) + " bytes");
+  EXPECT_MPIDSM_ERROR(d.allocate<std::byte>(page, Placement::blocks({})), Errc::invalid_argument,
+                      "no block");
+}
+
 TEST_F(DsmTest, FirstTouchMakesTheFirstRankToTouchAPageItsHome) {
   Dsm& d = *dsm_;
   const int me = runtime_->rank(), n = runtime_->size();

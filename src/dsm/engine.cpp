@@ -94,27 +94,22 @@ void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {
   detail::check_not_forked(rank_);
   MPI_Comm comm = runtime_.comm();
   // Every rank must describe the same allocation.
+  std::uint64_t blocks_digest = 1469598103934665603ull;  // FNV-1a over the block list
+  if (placement.kind == Placement::Kind::blocks && placement.block_list)
+    for (const PlacementBlock& block : *placement.block_list)
+      for (std::uint64_t v :
+           {static_cast<std::uint64_t>(block.bytes), static_cast<std::uint64_t>(block.home)})
+        blocks_digest = (blocks_digest ^ v) * 1099511628211ull;
   const long long mine[] = {static_cast<long long>(bytes), static_cast<long long>(placement.kind),
-                            static_cast<long long>(placement.pages_per_block), placement.rank};
+                            static_cast<long long>(placement.pages_per_block), placement.rank,
+                            static_cast<long long>(blocks_digest)};
   const detail::ValueRange agreed = detail::value_range(comm, rank_, mine);
   if (!agreed.uniform())
     throw Error(Errc::collective_mismatch, rank_,
                 "Dsm::allocate: ranks passed different sizes or placements (sizes " +
                     std::to_string(agreed.low[0]) + " to " + std::to_string(agreed.high[0]) +
                     " bytes)");
-  if (bytes == 0) throw Error(Errc::invalid_argument, rank_, "Dsm::allocate: size is 0");
-  const bool names_a_rank =
-      placement.kind == Placement::Kind::on_rank || placement.kind == Placement::Kind::cyclic;
-  if (names_a_rank && (placement.rank < 0 || placement.rank >= runtime_.size()))
-    throw Error(
-        Errc::invalid_rank, rank_,
-        std::string("Dsm::allocate: ") +
-            (placement.kind == Placement::Kind::cyclic ? "first rank of the cyclic placement "
-                                                       : "home rank ") +
-            std::to_string(placement.rank) + " is outside the communicator of size " +
-            std::to_string(runtime_.size()));
-  if (placement.kind == Placement::Kind::cyclic && placement.pages_per_block == 0)
-    throw Error(Errc::invalid_argument, rank_, "Dsm::allocate: cyclic block of 0 pages");
+  check_placement(bytes, placement);
   const std::size_t pages = (bytes + page_size_ - 1) / page_size_;
   // The local part may fail on one rank only (an mprotect refused): every
   // rank then undoes its part, and nobody keeps a half-recorded allocation.
@@ -130,14 +125,17 @@ void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {
                           std::to_string(region_.size()) + ", largest free " +
                           std::to_string(allocator_.largest_free() * page_size_) + " bytes)");
     } else {
-      allocations_.insert(
+      const auto inserted = allocations_.insert(
           std::upper_bound(allocations_.begin(), allocations_.end(), *first,
                            [](std::size_t page, const Allocation& a) { return page < a.first; }),
-          Allocation{*first, pages, placement});
+          Allocation{*first, pages, placement,
+                     placement.kind == Placement::Kind::blocks
+                         ? detail::block_starts(*placement.block_list, page_size_)
+                         : detail::BlockStarts{}});
       try {
         unmap(*first, pages);  // what an earlier failed free may have left mapped
         detail::fail_if_injected(detail::FailurePoint::allocate_homes, rank_);
-        place_homes(*first, pages, placement);
+        place_homes(*inserted);
       } catch (const Error& e) {
         failure = e;
       }
@@ -155,12 +153,54 @@ void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {
   return view(*first);
 }
 
-void Dsm::Engine::place_homes(std::size_t first, std::size_t pages, const Placement& placement) {
-  if (placement.kind == Placement::Kind::first_touch) return;
+// Same on every rank (the arguments agree), so every rank throws alike.
+void Dsm::Engine::check_placement(std::size_t bytes, const Placement& placement) const {
+  if (bytes == 0) throw Error(Errc::invalid_argument, rank_, "Dsm::allocate: size is 0");
   const int ranks = runtime_.size();
-  auto mine = [&](std::size_t i) {
-    return i < pages && detail::home_of(placement, i, pages, ranks) == rank_;
+  auto outside = [&](int rank, const std::string& what) {
+    return Error(Errc::invalid_rank, rank_,
+                 "Dsm::allocate: " + what + std::to_string(rank) +
+                     " is outside the communicator of size " + std::to_string(ranks));
   };
+  switch (placement.kind) {
+    case Placement::Kind::on_rank:
+      if (placement.rank < 0 || placement.rank >= ranks)
+        throw outside(placement.rank, "home rank ");
+      break;
+    case Placement::Kind::cyclic:
+      if (placement.rank < 0 || placement.rank >= ranks)
+        throw outside(placement.rank, "first rank of the cyclic placement ");
+      if (placement.pages_per_block == 0)
+        throw Error(Errc::invalid_argument, rank_, "Dsm::allocate: cyclic block of 0 pages");
+      break;
+    case Placement::Kind::blocks: {
+      if (!placement.block_list || placement.block_list->empty())
+        throw Error(Errc::invalid_argument, rank_, "Dsm::allocate: Placement::blocks of no block");
+      std::size_t covered = 0;
+      for (std::size_t b = 0; b < placement.block_list->size(); ++b) {
+        const PlacementBlock& block = (*placement.block_list)[b];
+        if (block.home < 0 || block.home >= ranks)
+          throw outside(block.home, "home of block " + std::to_string(b) + ", rank ");
+        covered = block.bytes > SIZE_MAX - covered ? SIZE_MAX : covered + block.bytes;
+      }
+      if (covered < bytes)
+        throw Error(Errc::invalid_argument, rank_,
+                    "Dsm::allocate: the blocks of Placement::blocks cover " +
+                        std::to_string(covered) + " bytes of an allocation of " +
+                        std::to_string(bytes));
+      break;
+    }
+    case Placement::Kind::block:
+    case Placement::Kind::first_touch:
+      break;
+  }
+}
+
+void Dsm::Engine::place_homes(const Allocation& allocation) {
+  if (allocation.placement.kind == Placement::Kind::first_touch) return;
+  const std::size_t first = allocation.first, pages = allocation.pages;
+  const int ranks = runtime_.size();
+  auto mine = [&](std::size_t i) { return i < pages && allocation.home(i, ranks) == rank_; };
   std::size_t runs = 0;
   for (std::size_t i = 0; i < pages; ++i) runs += mine(i) && (i == 0 || !mine(i - 1));
   if (runs > kEagerHomeRuns) {
@@ -335,7 +375,7 @@ int Dsm::Engine::home_of_page(std::size_t page) const {
   if (after == allocations_.begin()) return -1;
   const Allocation& a = *(after - 1);
   if (page >= a.first + a.pages) return -1;
-  const int home = detail::home_of(a.placement, page - a.first, a.pages, runtime_.size());
+  const int home = a.home(page - a.first, runtime_.size());
   return home == detail::decided_at_first_touch ? directory_.known(page) : home;
 }
 

@@ -31,6 +31,7 @@
 #include "mpidsm/dsm.hpp"
 #include "page_cache.hpp"
 #include "pgas/heap_allocator.hpp"
+#include "placement.hpp"
 #include "protection_map.hpp"
 #include "region.hpp"
 #include "sharing.hpp"
@@ -89,6 +90,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   bool stats_at_exit() const { return print_stats_at_exit_; }
 
  private:
+  struct Allocation;
   std::size_t page_of(const void* address) const {
     return static_cast<std::size_t>(static_cast<const std::byte*>(address) - region_.view()) /
            page_size_;
@@ -147,7 +149,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   // HomeDirectory::undecided for a first-touch page this rank has not seen homed.
   int home_of_page(std::size_t page) const;
   void become_home(std::size_t page);
-  void place_homes(std::size_t first, std::size_t pages, const Placement& placement);
+  void place_homes(const Allocation& allocation);
+  void check_placement(std::size_t bytes, const Placement& placement) const;
   void forget_allocation(std::size_t first, std::size_t pages);
   void unmap(std::size_t first, std::size_t pages);
   std::size_t pinned_in(std::size_t first, std::size_t pages) const;
@@ -202,6 +205,11 @@ class Dsm::Engine final : public detail::FaultTarget {
     std::size_t first;  // page
     std::size_t pages;
     Placement placement;
+    detail::BlockStarts starts;  // Placement::blocks
+    // The home of the allocation's page `index`.
+    int home(std::size_t index, int ranks) const {
+      return detail::home_of(placement, index, pages, ranks, starts);
+    }
   };
   std::vector<Allocation> allocations_;  // sorted by first page
   // One twin slot per cache slot: a dirty page is always cached, so twins

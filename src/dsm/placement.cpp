@@ -1,9 +1,30 @@
 #include "placement.hpp"
 
+#include <algorithm>
+
 namespace mpidsm::detail {
 
-int home_of(const Placement& placement, std::size_t page, std::size_t pages, int ranks) {
+BlockStarts block_starts(const std::vector<PlacementBlock>& blocks, std::size_t page_size) {
+  BlockStarts starts;
+  std::size_t begin = 0;  // the block's first byte
+  for (const PlacementBlock& block : blocks) {
+    // Pages whose first byte lies in [begin, begin + bytes).
+    const std::size_t first_page = (begin + page_size - 1) / page_size;
+    begin += block.bytes;
+    if (first_page * page_size < begin) starts.emplace_back(first_page, block.home);
+  }
+  return starts;
+}
+
+int home_of(const Placement& placement, std::size_t page, std::size_t pages, int ranks,
+            const BlockStarts& starts) {
   switch (placement.kind) {
+    case Placement::Kind::blocks: {
+      auto after =
+          std::upper_bound(starts.begin(), starts.end(), page,
+                           [](std::size_t p, const auto& start) { return p < start.first; });
+      return after == starts.begin() ? 0 : (after - 1)->second;
+    }
     case Placement::Kind::on_rank:
       return placement.rank;
     case Placement::Kind::first_touch:
