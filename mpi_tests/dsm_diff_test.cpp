@@ -93,5 +93,33 @@ TEST_F(DsmTest, ScatteredChangesTravelAsOneMessagePerHome) {
   d.free(per_home);
 }
 
+// The home sits in the application's own MPI_Recv while a writer releases
+// scattered changes to it under a lock: the diffs must still be applied
+// (by the home's progress), or the writer's unlock never returns and the
+// home never receives the message that follows it.
+TEST_F(DsmTest, AHomeBlockedInMpiStillTakesDiffs) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs a home and a writer";
+  const std::size_t count = 4 * d.page_size() / sizeof(float);
+  float* values = d.allocate<float>(count, Placement::on(0));
+  if (me == 1) {
+    for (std::size_t k = 0; k < count; ++k) values[k] = expected_value(k, 0);  // a copy, now
+    d.lock(5);
+    for (std::size_t k = 0; k < count; ++k) values[k] = expected_value(k, 2);
+    d.unlock(5);
+    MPI_Send(nullptr, 0, MPI_BYTE, 0, 7, MPI_COMM_WORLD);
+  } else if (me == 0) {
+    MPI_Recv(nullptr, 0, MPI_BYTE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    d.lock(5);
+    std::size_t wrong = 0;
+    for (std::size_t k = 0; k < count; ++k) wrong += values[k] != expected_value(k, 2);
+    d.unlock(5);
+    EXPECT_EQ(wrong, 0u);
+  }
+  d.barrier();
+  d.free(values);
+}
+
 }  // namespace
 }  // namespace mpidsm
