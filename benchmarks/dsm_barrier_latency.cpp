@@ -12,6 +12,7 @@
 //   mpirun -np N dsm_barrier_latency [-i n] [-x n] [-f] [--csv]
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "harness.hpp"
 #include "mpidsm/dsm.hpp"
@@ -49,32 +50,13 @@ int main(int argc, char** argv) {
       sink += *reinterpret_cast<volatile std::uint64_t*>(next_slab + p * page);
     h.run(cached);
 
-    for (std::size_t dirty : {std::size_t{1}, std::size_t{16}, std::size_t{256}}) {
-      Row row;
-      row.label = "dirty_" + std::to_string(dirty);
-      row.mpidsm = [&, dirty](std::size_t, int iterations) {
-        // Every iteration takes `dirty` write faults: fewer iterations for more pages.
-        const int n = std::max(1, std::min(iterations, static_cast<int>(4000 / dirty)));
-        double total = 0;
-        for (int i = 0; i < n; ++i) {
-          for (std::size_t p = 0; p < dirty; ++p)
-            *reinterpret_cast<volatile std::uint64_t*>(next_slab + p * page) =
-                static_cast<std::uint64_t>(i);
-          const double start = seconds();
-          dsm.barrier();
-          total += seconds() - start;
-        }
-        return total / n;
-      };
-      row.mpi = mpi_barrier;
-      h.run(row);
-    }
-    // 256 pages rewritten whole before each timed barrier, by `update`.
-    auto rewrite_256 = [&](const char* label, auto update) {
+    // A row timing only the barrier that follows `update(i)` in iteration i,
+    // for at most `most` iterations (each update takes write faults).
+    auto barrier_after = [&](const std::string& label, int most, auto update) {
       Row row;
       row.label = label;
-      row.mpidsm = [&, update](std::size_t, int iterations) {
-        const int n = std::max(1, std::min(iterations, 200));
+      row.mpidsm = [&, most, update](std::size_t, int iterations) {
+        const int n = std::max(1, std::min(iterations, most));
         double total = 0;
         for (int i = 0; i < n; ++i) {
           update(i);
@@ -87,13 +69,22 @@ int main(int argc, char** argv) {
       row.mpi = mpi_barrier;
       h.run(row);
     };
+    for (std::size_t dirty : {std::size_t{1}, std::size_t{16}, std::size_t{256}})
+      barrier_after("dirty_" + std::to_string(dirty), static_cast<int>(4000 / dirty),
+                    [&, dirty](int i) {
+                      for (std::size_t p = 0; p < dirty; ++p)
+                        *reinterpret_cast<volatile std::uint64_t*>(next_slab + p * page) =
+                            static_cast<std::uint64_t>(i);
+                    });
+    // 256 pages rewritten whole before each timed barrier.
     constexpr std::size_t rewritten = 256;
-    rewrite_256("floats_256", [&](int) {
+    barrier_after("floats_256", 200, [&](int) {
       auto* values = reinterpret_cast<float*>(next_slab);
       for (std::size_t k = 0; k < rewritten * page / sizeof(float); ++k)
         values[k] = values[k] * 0.999f + 0.001f;
     });
-    rewrite_256("bytes_256", [&](int i) { std::memset(next_slab, 1 + i % 255, rewritten * page); });
+    barrier_after("bytes_256", 200,
+                  [&](int i) { std::memset(next_slab, 1 + i % 255, rewritten * page); });
     if (sink == 12345) std::puts("");
     dsm.free(data);
   }

@@ -20,6 +20,7 @@
 
 #include "example_support.hpp"
 #include "mpidsm/dsm.hpp"
+#include "row_grid.hpp"
 
 using namespace mpidsm;
 
@@ -35,11 +36,6 @@ void sweep(const float* from, float* to, std::size_t first, std::size_t last, st
     for (std::size_t j = 1; j < n - 1; ++j)
       out[j] = 0.25f * (in[j - n] + in[j + n] + in[j - 1] + in[j + 1]);
   }
-}
-
-void initialise(float* rows, std::size_t first, std::size_t last, std::size_t n) {
-  for (std::size_t i = first; i < last; ++i)
-    for (std::size_t j = 0; j < n; ++j) rows[(i - first) * n + j] = i == 0 ? 1.0f : 0.0f;
 }
 
 }  // namespace
@@ -61,31 +57,24 @@ int main(int argc, char** argv) {
     const Placement placement = cyclic_pages ? Placement::cyclic(cyclic_pages) : Placement::block();
     float* grids[2] = {dsm.allocate<float>(n * n, placement),
                        dsm.allocate<float>(n * n, placement)};
-    // Block placement: each rank computes the rows homed on it; cyclic: an
-    // even share of the rows.
-    std::size_t first = n * static_cast<std::size_t>(me) / static_cast<std::size_t>(ranks);
-    std::size_t last = n * static_cast<std::size_t>(me + 1) / static_cast<std::size_t>(ranks);
-    if (!cyclic_pages) {
-      first = n, last = 0;
-      for (std::size_t i = 0; i < n; ++i)
-        if (dsm.home_of(grids[0] + i * n) == me && dsm.home_of(grids[1] + i * n) == me) {
-          first = std::min(first, i);
-          last = i + 1;
-        }
-      if (first > last) first = last = 0;  // more ranks than pages: nothing here
-    }
+    // Block placement: each rank computes the rows homed on it (the same in
+    // both grids, which have the same size and placement); cyclic: an even
+    // share of the rows.
+    const auto [first, last] =
+        cyclic_pages
+            ? std::pair{n * static_cast<std::size_t>(me) / static_cast<std::size_t>(ranks),
+                        n * static_cast<std::size_t>(me + 1) / static_cast<std::size_t>(ranks)}
+            : examples::rows_homed_here(dsm, grids[0], n, me);
     const std::size_t rows = last - first;
     // MPI-native: the same rows plus a halo row on each side, twice.
     std::vector<float> local[2] = {std::vector<float>((rows + 2) * n),
                                    std::vector<float>((rows + 2) * n)};
-    const int up = me > 0 ? me - 1 : MPI_PROC_NULL, down = me + 1 < ranks ? me + 1 : MPI_PROC_NULL;
-    const int width = static_cast<int>(n);
 
     std::vector<double> dsm_times, mpi_times;
     float* dsm_result = grids[sweeps % 2];
     std::vector<float>* mpi_result = &local[sweeps % 2];
     for (int rep = 0; rep < reps; ++rep) {
-      for (float* grid : grids) initialise(grid + first * n, first, last, n);
+      for (float* grid : grids) examples::initialise_grid(grid + first * n, first, last, n);
       dsm.barrier();
       double start = MPI_Wtime();
       for (int s = 0; s < sweeps; ++s) {
@@ -94,16 +83,12 @@ int main(int argc, char** argv) {
       }
       dsm_times.push_back(MPI_Wtime() - start);
 
-      for (auto& grid : local) initialise(grid.data() + n, first, last, n);
+      for (auto& grid : local) examples::initialise_grid(grid.data() + n, first, last, n);
       MPI_Barrier(MPI_COMM_WORLD);
       start = MPI_Wtime();
       for (int s = 0; s < sweeps; ++s) {
-        float* from = local[s % 2].data();
-        float* mine = from + n;
-        MPI_Sendrecv(mine, width, MPI_FLOAT, up, 0, mine + rows * n, width, MPI_FLOAT, down, 0,
-                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        MPI_Sendrecv(mine + (rows - 1) * n, width, MPI_FLOAT, down, 1, from, width, MPI_FLOAT, up,
-                     1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        float* mine = local[s % 2].data() + n;
+        examples::exchange_halos(mine, rows, n, me, ranks);
         sweep(mine, local[(s + 1) % 2].data() + n, first, last, n);
       }
       MPI_Barrier(MPI_COMM_WORLD);
@@ -115,17 +100,11 @@ int main(int argc, char** argv) {
     examples::report(title, dsm_times, mpi_times, sweeps, "sweeps/s");
 
     // Verification on rank 0: the DSM grid read through the DSM, the MPI rows gathered.
-    std::vector<int> counts(ranks), offsets(ranks);
-    const int my_count = static_cast<int>(rows * n);
-    MPI_Gather(&my_count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-    for (int r = 1; r < ranks; ++r) offsets[r] = offsets[r - 1] + counts[r - 1];
-    std::vector<float> gathered(me == 0 ? n * n : 0);
-    MPI_Gatherv(mpi_result->data() + n, my_count, MPI_FLOAT, gathered.data(), counts.data(),
-                offsets.data(), MPI_FLOAT, 0, MPI_COMM_WORLD);
+    const std::vector<float> gathered = examples::gather_rows(mpi_result->data() + n, rows, n);
     bool ok = true;
     if (me == 0) {
       std::vector<float> reference[2] = {std::vector<float>(n * n), std::vector<float>(n * n)};
-      for (auto& grid : reference) initialise(grid.data(), 0, n, n);
+      for (auto& grid : reference) examples::initialise_grid(grid.data(), 0, n, n);
       for (int s = 0; s < sweeps; ++s)
         sweep(reference[s % 2].data(), reference[(s + 1) % 2].data(), 0, n, n);
       const std::vector<float>& expected = reference[sweeps % 2];

@@ -11,6 +11,7 @@
 
 #include "example_support.hpp"
 #include "mpidsm/dsm.hpp"
+#include "row_grid.hpp"
 
 using namespace mpidsm;
 
@@ -30,11 +31,6 @@ void relax(float* rows, std::size_t first, std::size_t last, std::size_t n, int 
   }
 }
 
-void initialise(float* rows, std::size_t first, std::size_t last, std::size_t n) {
-  for (std::size_t i = first; i < last; ++i)
-    for (std::size_t j = 0; j < n; ++j) rows[(i - first) * n + j] = i == 0 ? 1.0f : 0.0f;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -51,22 +47,15 @@ int main(int argc, char** argv) {
 
     // DSM grid, block placement; each rank owns the rows homed on it.
     float* grid = dsm.allocate<float>(n * n);
-    std::size_t first = n, last = 0;
-    for (std::size_t i = 0; i < n; ++i)
-      if (dsm.home_of(grid + i * n) == me) {
-        first = std::min(first, i);
-        last = i + 1;
-      }
-    if (first > last) first = last = 0;  // more ranks than pages: nothing here
+    const auto [first, last] = examples::rows_homed_here(dsm, grid, n, me);
+    const std::size_t rows = last - first;
     // MPI-native: the same rows plus a halo row on each side.
-    std::vector<float> local((last - first + 2) * n);
+    std::vector<float> local((rows + 2) * n);
     float* mine = local.data() + n;
-    const int up = me > 0 ? me - 1 : MPI_PROC_NULL, down = me + 1 < ranks ? me + 1 : MPI_PROC_NULL;
-    const int width = static_cast<int>(n);
 
     std::vector<double> dsm_times, mpi_times;
     for (int rep = 0; rep < reps; ++rep) {
-      initialise(grid + first * n, first, last, n);
+      examples::initialise_grid(grid + first * n, first, last, n);
       dsm.barrier();
       double start = MPI_Wtime();
       for (int it = 0; it < iterations; ++it)
@@ -76,16 +65,12 @@ int main(int argc, char** argv) {
         }
       dsm_times.push_back(MPI_Wtime() - start);
 
-      initialise(mine, first, last, n);
+      examples::initialise_grid(mine, first, last, n);
       MPI_Barrier(MPI_COMM_WORLD);
       start = MPI_Wtime();
       for (int it = 0; it < iterations; ++it)
         for (int colour = 0; colour < 2; ++colour) {
-          const std::size_t rows = last - first;
-          MPI_Sendrecv(mine, width, MPI_FLOAT, up, 0, mine + rows * n, width, MPI_FLOAT, down, 0,
-                       MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-          MPI_Sendrecv(mine + (rows - 1) * n, width, MPI_FLOAT, down, 1, local.data(), width,
-                       MPI_FLOAT, up, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          examples::exchange_halos(mine, rows, n, me, ranks);
           relax(mine, first, last, n, colour);
         }
       MPI_Barrier(MPI_COMM_WORLD);
@@ -97,17 +82,11 @@ int main(int argc, char** argv) {
     examples::report(title, dsm_times, mpi_times, iterations, "iterations/s");
 
     // Verification on rank 0: the DSM grid read through the DSM, the MPI rows gathered.
-    std::vector<int> counts(ranks), offsets(ranks);
-    const int my_count = static_cast<int>((last - first) * n);
-    MPI_Gather(&my_count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-    for (int r = 1; r < ranks; ++r) offsets[r] = offsets[r - 1] + counts[r - 1];
-    std::vector<float> gathered(me == 0 ? n * n : 0);
-    MPI_Gatherv(mine, my_count, MPI_FLOAT, gathered.data(), counts.data(), offsets.data(),
-                MPI_FLOAT, 0, MPI_COMM_WORLD);
+    const std::vector<float> gathered = examples::gather_rows(mine, rows, n);
     bool ok = true;
     if (me == 0) {
       std::vector<float> reference(n * n);
-      initialise(reference.data(), 0, n, n);
+      examples::initialise_grid(reference.data(), 0, n, n);
       for (int it = 0; it < iterations; ++it)
         for (int colour = 0; colour < 2; ++colour) relax(reference.data(), 0, n, n, colour);
       for (std::size_t i = 0; i < n * n && ok; ++i)
