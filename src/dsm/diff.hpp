@@ -43,17 +43,26 @@ inline constexpr auto kBitsSet = [] {
   return table;
 }();
 
-// Runs of consecutive changed bytes that start in a word's mask, given
-// whether the previous word's last byte changed.
-inline unsigned runs_starting(unsigned mask, bool previous_changed) {
-  const unsigned previous = (mask << 1 | (previous_changed ? 1u : 0u)) & 0xFFu;
-  return kBitsSet[mask & ~previous & 0xFFu];
-}
-
 // How a page's changes look: maximal runs of changed bytes, and their total.
 struct DiffShape {
   std::size_t runs = 0;
   std::size_t bytes = 0;
+};
+
+// Builds a DiffShape from the page's word masks, given in page order.
+class ShapeCounter {
+ public:
+  void add(unsigned mask) {
+    const unsigned previous = (mask << 1 | (previous_changed_ ? 1u : 0u)) & 0xFFu;
+    shape_.runs += kBitsSet[mask & ~previous & 0xFFu];  // runs starting in this word
+    shape_.bytes += kBitsSet[mask];
+    previous_changed_ = (mask & 0x80u) != 0;
+  }
+  const DiffShape& shape() const { return shape_; }
+
+ private:
+  DiffShape shape_;
+  bool previous_changed_ = false;  // the previous word's last byte
 };
 
 // Calls emit(offset, length) for every maximal run of bytes where `page`
@@ -97,15 +106,10 @@ DiffShape store_changed_bytes_wordwise(const std::byte* twin, const std::byte* p
 
 // The shape of a page's changes without writing anything.
 inline DiffShape measure_changes(const std::byte* twin, const std::byte* page, std::size_t size) {
-  DiffShape shape;
-  bool previous_changed = false;
-  for (std::size_t i = 0; i < size; i += 8) {
-    const unsigned mask = changed_bytes(load_word(twin + i), load_word(page + i));
-    shape.bytes += kBitsSet[mask];
-    shape.runs += runs_starting(mask, previous_changed);
-    previous_changed = (mask & 0x80u) != 0;
-  }
-  return shape;
+  ShapeCounter counter;
+  for (std::size_t i = 0; i < size; i += 8)
+    counter.add(changed_bytes(load_word(twin + i), load_word(page + i)));
+  return counter.shape();
 }
 
 }  // namespace mpidsm::detail

@@ -15,7 +15,6 @@ DiffBatches::DiffBatches(Transport& transport, std::size_t page_size,
       capacity_(std::max<std::size_t>(64 * 1024, 2 * max_diff_record(page_size))),
       pool_(kBuffers * capacity_),
       batches_(static_cast<std::size_t>(transport.size())),
-      homes_sent_to_(static_cast<std::size_t>(transport.size()), false),
       messages_(messages) {
   free_.reserve(kBuffers);
   sent_.reserve(kBuffers);
@@ -48,7 +47,6 @@ void DiffBatches::send(int home) {
   const int buffer_index = batch.buffer;
   batch.buffer = kNone;
   sent_.push_back(buffer_index);
-  homes_sent_to_[static_cast<std::size_t>(home)] = true;
   ++messages_;
   transport_->call_nbi(home, handler_, buffer(buffer_index), batch.used);
 }
@@ -61,13 +59,13 @@ void DiffBatches::send() {
 void DiffBatches::recycle() {
   free_.insert(free_.end(), sent_.begin(), sent_.end());
   sent_.clear();
-  std::fill(homes_sent_to_.begin(), homes_sent_to_.end(), false);
 }
 
+// Only when a release fills every buffer (hundreds of scattered pages at
+// once): one flush of every peer then costs little beside the messages.
 void DiffBatches::complete_all() {
   send();
-  for (std::size_t home = 0; home < homes_sent_to_.size(); ++home)
-    if (homes_sent_to_[home]) transport_->flush(static_cast<int>(home));
+  transport_->flush_all();
   recycle();
 }
 

@@ -43,7 +43,7 @@ class DiffBatches {
   static constexpr int kNone = -1;
   std::byte* buffer(int index) { return &pool_[static_cast<std::size_t>(index) * capacity_]; }
   void send(int home);
-  void complete_all();  // sends, flushes the homes sent to, recycles
+  void complete_all();  // sends, flushes every peer, recycles
 
   Transport* transport_;
   std::size_t page_size_;
@@ -56,8 +56,7 @@ class DiffBatches {
     int buffer = kNone;
     std::size_t used = 0;
   };
-  std::vector<Batch> batches_;       // per home
-  std::vector<bool> homes_sent_to_;  // since the last recycle()
+  std::vector<Batch> batches_;  // per home
   std::uint64_t& messages_;
 };
 

@@ -13,8 +13,7 @@ namespace mpidsm::detail {
 
 DiffShape store_changed_bytes_wordwise(const std::byte* twin, const std::byte* page,
                                        std::byte* home, std::size_t size) {
-  DiffShape shape;
-  bool previous_changed = false;
+  ShapeCounter counter;
   for (std::size_t i = 0; i < size; i += 8) {
     const std::uint64_t word = load_word(page + i);
     const unsigned mask = changed_bytes(load_word(twin + i), word);
@@ -26,11 +25,9 @@ DiffShape store_changed_bytes_wordwise(const std::byte* twin, const std::byte* p
         home[i + k] = page[i + k];
       }
     }
-    shape.bytes += kBitsSet[mask];
-    shape.runs += runs_starting(mask, previous_changed);
-    previous_changed = (mask & 0x80u) != 0;
+    counter.add(mask);
   }
-  return shape;
+  return counter.shape();
 }
 
 namespace {
