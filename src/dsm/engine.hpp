@@ -155,7 +155,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   void unmap(std::size_t first, std::size_t pages);
   std::size_t pinned_in(std::size_t first, std::size_t pages) const;
   // synchronisation.cpp
-  void check_lock_id(std::size_t id, const char* operation) const;
+  // Errc::out_of_range naming `operation` and `what` ("lock", "flag") unless
+  // id < lock_count().
+  void check_lock_id(std::size_t id, const char* operation, const char* what = "lock") const;
   // lock()/unlock() of any id of the table, checked or internal.
   void acquire_lock(std::size_t id, bool wait_for_threads);
   void release_lock(std::size_t id);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <optional>
 #include <thread>
 
@@ -204,11 +203,10 @@ void Dsm::Engine::node_barrier() {
   }
 }
 
-void Dsm::Engine::check_lock_id(std::size_t id, const char* operation) const {
+void Dsm::Engine::check_lock_id(std::size_t id, const char* operation, const char* what) const {
   if (id >= lock_count())
     throw Error(Errc::out_of_range, rank_,
-                std::string(operation) + ": " + (std::strstr(operation, "flag") ? "flag" : "lock") +
-                    " id " + std::to_string(id) +
+                std::string(operation) + ": " + what + " id " + std::to_string(id) +
                     " is not below MPIDSM_LOCKS=" + std::to_string(lock_count()));
 }
 
@@ -218,7 +216,7 @@ void Dsm::Engine::check_lock_id(std::size_t id, const char* operation) const {
 // acquire every release made under it.
 void Dsm::Engine::set_flag(std::size_t id) {
   detail::check_not_forked(rank_);
-  check_lock_id(id, "Dsm::set_flag");
+  check_lock_id(id, "Dsm::set_flag", "flag");
   acquire_lock(flag_lock(id), true);
   try {
     locks_.set_flag(flag_lock(id), 1);
@@ -231,7 +229,7 @@ void Dsm::Engine::set_flag(std::size_t id) {
 
 void Dsm::Engine::wait_flag(std::size_t id) {
   detail::check_not_forked(rank_);
-  check_lock_id(id, "Dsm::wait_flag");
+  check_lock_id(id, "Dsm::wait_flag", "flag");
   // Polls with a remote read that backs off to a yield: the raiser may
   // need this core (oversubscribed) or this rank's progress (tcp).
   for (unsigned polls = 1; locks_.flag(flag_lock(id)) == 0; ++polls) {
@@ -245,7 +243,7 @@ void Dsm::Engine::wait_flag(std::size_t id) {
 
 void Dsm::Engine::reset_flag(std::size_t id) {
   detail::check_not_forked(rank_);
-  check_lock_id(id, "Dsm::reset_flag");
+  check_lock_id(id, "Dsm::reset_flag", "flag");
   locks_.set_flag(flag_lock(id), 0);
 }
 
