@@ -24,6 +24,7 @@
 #include "diff_batches.hpp"
 #include "engine_lock.hpp"
 #include "fault_handler.hpp"
+#include "fault_servicer.hpp"
 #include "home_directory.hpp"
 #include "lazy_array.hpp"
 #include "lock_table.hpp"
@@ -111,6 +112,12 @@ class Dsm::Engine final : public detail::FaultTarget {
   void coalesce(std::size_t keep_first, std::size_t keep_count);
   // fault_resolution.cpp
   static int protection_of(PageState state);
+  // The fault servicer's resolver (engine: this Engine; faulting_thread:
+  // that thread's record of unexplained faults). Locks mutex_ itself.
+  static detail::FaultOutcome resolve_fault(void* engine, void* address, detail::FaultAccess access,
+                                            void* faulting_thread) noexcept;
+  // True when no fault can reach UCX: every home and record is mapped here.
+  bool faults_stay_on_node() const;
   detail::FaultOutcome resolve(std::size_t page, detail::FaultAccess access);
   void map_home(std::size_t page, bool write);
   void fetch(std::size_t page, int home, bool for_write);
@@ -245,6 +252,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::mutex mutex_;
   // Last: registered as a remote handler only once the rest exists.
   detail::DiffBatches diffs_;  // to homes reached through UCX
+  // Faults that may reach UCX, when a second thread may use the worker
+  // (MPIDSM_PROGRESS_THREAD not off); destroyed first, once no fault can come.
+  std::unique_ptr<detail::FaultServicer> fault_servicer_;
 };
 
 }  // namespace mpidsm

@@ -15,17 +15,20 @@ namespace {
 constexpr std::uint32_t kRemotePin = 0x80000000u;
 constexpr std::uint32_t kPinCount = kRemotePin - 1;
 
-// The last fault this thread found nothing to change for (initial-exec TLS:
-// read in the signal handler). A second such fault at the same address with
-// no mapping changed in between is one no protection explains.
-thread_local const void* unexplained_address __attribute__((tls_model("initial-exec"))) = nullptr;
-thread_local std::uint64_t unexplained_at __attribute__((tls_model("initial-exec"))) = 0;
+// The last fault a thread found nothing to change for. A second such fault
+// at the same address with no mapping changed in between is one no
+// protection explains.
+struct UnexplainedFault {
+  const void* address = nullptr;
+  std::uint64_t at = 0;  // Engine::protection_changes_ then
+};
+// Initial-exec TLS: read in the signal handler.
+thread_local UnexplainedFault last_unexplained __attribute__((tls_model("initial-exec")));
 
 }  // namespace
 
-// Runs in the SIGSEGV handler of the faulting thread. Nothing may be thrown
-// out of a signal handler: an error means the access can never complete, so
-// it is reported as mpidsm reports errors and the process aborts.
+// Runs in the SIGSEGV handler of the faulting thread: in place when no
+// step can reach UCX, otherwise through the fault servicer's thread.
 detail::FaultOutcome Dsm::Engine::handle_fault(void* address, detail::FaultAccess access) {
   if (runtime_alive_.expired()) {
     std::fprintf(stderr,
@@ -34,25 +37,36 @@ detail::FaultOutcome Dsm::Engine::handle_fault(void* address, detail::FaultAcces
                  rank_, address);
     return detail::FaultOutcome::not_ours;
   }
+  if (fault_servicer_) return fault_servicer_->resolve(address, access, &last_unexplained);
+  return resolve_fault(this, address, access, &last_unexplained);
+}
+
+// Nothing may be thrown out of a signal handler, or out of the servicer's
+// thread: an error means the access can never complete, so it is reported
+// as mpidsm reports errors and the process aborts.
+detail::FaultOutcome Dsm::Engine::resolve_fault(void* engine, void* address,
+                                                detail::FaultAccess access,
+                                                void* faulting_thread) noexcept {
+  auto& self = *static_cast<Engine*>(engine);
+  auto& unexplained = *static_cast<UnexplainedFault*>(faulting_thread);
   try {
-    detail::EngineLock guard(mutex_);
-    const detail::FaultOutcome outcome = resolve(page_of(address), access);
+    detail::EngineLock guard(self.mutex_);
+    const detail::FaultOutcome outcome = self.resolve(self.page_of(address), access);
     if (outcome != detail::FaultOutcome::already_accessible) {
-      unexplained_address = nullptr;
+      unexplained.address = nullptr;
       return outcome;
     }
     // Usually another thread mapped the page while this one waited: retry.
-    if (unexplained_address == address && unexplained_at == protection_changes_) {
+    if (unexplained.address == address && unexplained.at == self.protection_changes_) {
       std::fprintf(stderr,
                    "mpidsm[rank %d]: a fault at %p in DSM memory persists although the page is "
                    "mapped for that access (an instruction fetch, or an access no protection "
                    "explains)\n",
-                   rank_, address);
-      unexplained_address = nullptr;
+                   self.rank_, address);
+      unexplained.address = nullptr;
       return detail::FaultOutcome::not_ours;
     }
-    unexplained_address = address;
-    unexplained_at = protection_changes_;
+    unexplained = {address, self.protection_changes_};
     return detail::FaultOutcome::already_accessible;
   } catch (const Error& e) {
     std::fprintf(stderr, "%s (while resolving a DSM fault at %p: the access cannot complete)\n",

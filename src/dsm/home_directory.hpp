@@ -32,6 +32,8 @@ class HomeDirectory {
   // Collective context (free): the pages are untouched again.
   void forget(std::size_t first, std::size_t count);
   void abandon_transport() { words_.abandon_transport(); }
+  // Every rank's words are mapped here: no access reaches UCX.
+  bool direct() const { return words_.direct(); }
 
  private:
   std::size_t owner(std::size_t page) const { return page % ranks_; }

@@ -62,6 +62,8 @@ class SharingRecord {
   // drop_copy): the pages are new again.
   void forget(std::size_t first, std::size_t count);
   void abandon_transport() { words_.abandon_transport(); }
+  // Every rank's words are mapped here: no access reaches UCX.
+  bool direct() const { return words_.direct(); }
 
  private:
   static constexpr std::uint8_t kHolds = 1, kEverFetched = 2;
