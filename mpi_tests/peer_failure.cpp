@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   const int me = runtime.rank(), victim = runtime.size() - 1;
   constexpr std::size_t kBytes = 1 << 20;
   auto signal_word = pgas.allocate<std::uint64_t>(1);
+  signal_word[0] = 0;  // symmetric allocations start uninitialised, as shmem_malloc's do
   auto target = pgas.allocate<char>(kBytes);
   std::vector<char> buffer(kBytes, 'x');
   if (scenario == "lock" && me == victim) dsm.lock(3);  // dies holding it
