@@ -119,7 +119,7 @@ class Dsm {
   T* allocate(std::size_t count, Placement placement = Placement::block()) {
     static_assert(std::is_trivially_copyable_v<T>, "DSM data must be trivially copyable");
     return static_cast<T*>(
-        allocate_bytes(array_bytes(count, sizeof(T), runtime_rank(), "Dsm::allocate"), placement));
+        allocate_bytes(array_bytes(count, sizeof(T), rank(), "Dsm::allocate"), placement));
   }
   // Collective: releases everything, then frees the allocation at `address`.
   void free(void* address);
@@ -172,6 +172,7 @@ class Dsm {
   // Not collective. Release every handle before freeing its allocation.
   [[nodiscard]] DsmAccess make_accessible(const void* address, std::size_t bytes, Access access);
 
+  int rank() const;  // this rank in the runtime's communicator
   void* base() const;
   std::size_t size() const;
   std::size_t page_size() const;
@@ -188,7 +189,6 @@ class Dsm {
 
  private:
   void* allocate_bytes(std::size_t bytes, const Placement& placement);
-  int runtime_rank() const;
 
   class Engine;
   // The engine, or Errc::not_initialized naming `operation` once the runtime

@@ -153,6 +153,9 @@ class Pgas {
     free_bytes(array.allocation_, array.generation_);
     array = SymmetricArray<T>();
   }
+  // Collective: frees the allocation that starts at `local` (this rank's
+  // copy), as free() does; for callers that keep addresses, not arrays.
+  void free_at(const void* local);
 
   // --- put and get -------------------------------------------------------------
   template <class T>
@@ -291,6 +294,14 @@ class Pgas {
     return compare(load_acquire(word), cmp, value);
   }
 
+  // OpenSHMEM's symmetric addressing: the object at `local` (in a live
+  // allocation of this rank's heap) as it lives on `rank`. Errc::unregistered
+  // when `local` is in no live allocation; the rank is checked when used.
+  template <class T>
+  global_ptr<T> global(const T* local, int rank) const {
+    return global_ptr<T>(symmetric_address(local, rank, "global"));
+  }
+
   // Whether `rank`'s heap is reached with loads and stores from here.
   bool direct(int rank) const;
 
@@ -341,8 +352,12 @@ class Pgas {
   }
 
   const detail::Allocation* allocate_bytes(std::size_t bytes, std::uint64_t& generation);
-  void free_bytes(const detail::Allocation* allocation, std::uint64_t generation);
+  // `local`: the address the caller named, for the message when no live
+  // allocation starts there (nullptr: the caller passed an array).
+  void free_bytes(const detail::Allocation* allocation, std::uint64_t generation,
+                  const void* local = nullptr);
   void* local_address(const detail::Allocation& allocation) const;
+  detail::GlobalAddress symmetric_address(const void* local, int rank, const char* operation) const;
   // Start a put or get; the Request is empty when the operation is already
   // complete (load/store path) or left to quiet() (at_quiet).
   Request put_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,

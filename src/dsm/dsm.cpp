@@ -152,7 +152,7 @@ void Dsm::print_stats(std::FILE* out) const {
   detail::require_mpi_active(engine_->rank(), "Dsm::print_stats");
   live("print_stats").print_stats(out);
 }
-int Dsm::runtime_rank() const {
+int Dsm::rank() const {
   return engine_->rank();
 }
 

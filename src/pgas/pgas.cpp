@@ -201,7 +201,17 @@ const detail::Allocation* Pgas::allocate_bytes(std::size_t bytes, std::uint64_t&
   return record;
 }
 
-void Pgas::free_bytes(const detail::Allocation* allocation, std::uint64_t generation) {
+void Pgas::free_at(const void* local) {
+  const State& s = live("free");
+  const auto* at = static_cast<const std::byte*>(local);
+  for (const detail::Allocation& allocation : s.allocations)
+    if (allocation.generation != 0 && s.local_base + allocation.offset == at)
+      return free_bytes(&allocation, allocation.generation);
+  free_bytes(nullptr, 0, local);  // fails on every rank, naming the address
+}
+
+void Pgas::free_bytes(const detail::Allocation* allocation, std::uint64_t generation,
+                      const void* local) {
   State& s = live("free");
   detail::require_mpi_active(rank_, "Pgas::free");
   MPI_Comm comm = s.runtime.comm();
@@ -209,7 +219,9 @@ void Pgas::free_bytes(const detail::Allocation* allocation, std::uint64_t genera
   if (!allocation || allocation->generation != generation)
     failure.emplace(Errc::unregistered, rank_,
                     allocation ? "free: the allocation was already freed"
-                               : "free: the array was never allocated");
+                    : local    ? "free: no live allocation of this Pgas starts at " +
+                                  detail::describe_address(local)
+                            : "free: the array was never allocated");
   else if (allocation->owner != &s)
     failure.emplace(Errc::unregistered, rank_, "free: the array was allocated by another Pgas");
   detail::throw_if_any_failed(comm, rank_, failure, "free");
@@ -227,6 +239,22 @@ void Pgas::free_bytes(const detail::Allocation* allocation, std::uint64_t genera
 
 void* Pgas::local_address(const detail::Allocation& allocation) const {
   return state_->local_base + allocation.offset;
+}
+
+detail::GlobalAddress Pgas::symmetric_address(const void* local, int rank,
+                                              const char* operation) const {
+  const State& s = live(operation);
+  const auto* at = static_cast<const std::byte*>(local);
+  if (at >= s.local_base) {
+    const auto offset = static_cast<std::size_t>(at - s.local_base);
+    for (const detail::Allocation& allocation : s.allocations)
+      if (allocation.generation != 0 && offset >= allocation.offset &&
+          offset < allocation.offset + allocation.bytes)
+        return {&allocation, allocation.generation, rank, offset - allocation.offset};
+  }
+  throw Error(Errc::unregistered, rank_,
+              std::string(operation) + ": address " + detail::describe_address(local) +
+                  " is in no live allocation of this rank's symmetric heap");
 }
 
 Request Pgas::put_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,

@@ -1,0 +1,59 @@
+// The C API's boundary: the handles behind the C types, and `guarded`, which
+// runs a C entry point's body so that no exception crosses into C. An Error
+// becomes its status and the thread's message; anything else becomes a
+// status that says it was unexpected.
+#pragma once
+
+#include <new>
+#include <string>
+#include <utility>
+
+#include "mpidsm/dsm.hpp"
+#include "mpidsm/error.hpp"
+#include "mpidsm/mpidsm.h"
+#include "mpidsm/pgas.hpp"
+#include "mpidsm/runtime.hpp"
+
+struct mpidsm_runtime {
+  mpidsm::Runtime runtime;
+};
+struct mpidsm_pgas {
+  mpidsm::Pgas pgas;
+};
+struct mpidsm_dsm {
+  mpidsm::Dsm dsm;
+};
+
+namespace mpidsm::c_api {
+
+// Records a failure as the calling thread's message and returns its status.
+mpidsm_status_t fail(mpidsm_status_t status, const std::string& message) noexcept;
+// The calling thread's last message.
+const char* message() noexcept;
+
+template <class Body>
+mpidsm_status_t guarded(Body&& body) noexcept {
+  try {
+    std::forward<Body>(body)();
+    return MPIDSM_SUCCESS;
+  } catch (const Error& e) {
+    return fail(to_status(e.code()), e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(MPIDSM_ERR_NO_MEMORY, "mpidsm: out of memory");
+  } catch (const std::exception& e) {
+    return fail(MPIDSM_ERR_INVALID_STATE, std::string("mpidsm: unexpected error: ") + e.what());
+  } catch (...) {
+    return fail(MPIDSM_ERR_INVALID_STATE, "mpidsm: unexpected error of unknown type");
+  }
+}
+
+// Throws Errc::invalid_argument naming `what` (the C function and parameter)
+// when `pointer` is null.
+template <class T>
+T& require(T* pointer, const char* what) {
+  if (pointer == nullptr)
+    throw Error(Errc::invalid_argument, no_rank, std::string(what) + " is NULL");
+  return *pointer;
+}
+
+}  // namespace mpidsm::c_api

@@ -1,0 +1,148 @@
+// The C API's DSM face.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "c_boundary.hpp"
+
+using mpidsm::c_api::guarded;
+using mpidsm::c_api::require;
+
+namespace {
+
+mpidsm::Dsm& dsm_of(mpidsm_dsm_t dsm, const char* what) {
+  return require(dsm, what).dsm;
+}
+
+mpidsm::Placement placement_of(const mpidsm_placement_t* placement, int rank) {
+  using mpidsm::Placement;
+  if (placement == nullptr) return Placement::block();
+  switch (placement->kind) {
+    case MPIDSM_PLACE_BLOCK:
+      return Placement::block();
+    case MPIDSM_PLACE_CYCLIC:
+      return Placement::cyclic(placement->pages_per_block, placement->rank);
+    case MPIDSM_PLACE_ON_RANK:
+      return Placement::on(placement->rank);
+    case MPIDSM_PLACE_FIRST_TOUCH:
+      return Placement::first_touch();
+    case MPIDSM_PLACE_BLOCKS: {
+      if (placement->block_count > 0 && placement->blocks == nullptr)
+        throw mpidsm::Error(mpidsm::Errc::invalid_argument, rank,
+                            "mpidsm_dsm_alloc: placement->blocks is NULL with block_count " +
+                                std::to_string(placement->block_count));
+      std::vector<mpidsm::PlacementBlock> list;
+      list.reserve(placement->block_count);
+      for (std::size_t i = 0; i < placement->block_count; ++i)
+        list.push_back({placement->blocks[i].bytes, placement->blocks[i].home});
+      return Placement::blocks(std::move(list));
+    }
+  }
+  throw mpidsm::Error(mpidsm::Errc::invalid_argument, rank,
+                      "mpidsm_dsm_alloc: placement->kind " +
+                          std::to_string(static_cast<int>(placement->kind)) +
+                          " is not an mpidsm_placement_kind_t");
+}
+
+}  // namespace
+
+extern "C" {
+
+mpidsm_status_t mpidsm_dsm_create(mpidsm_runtime_t runtime, mpidsm_dsm_t* dsm) {
+  return guarded([&] {
+    auto& out = require(dsm, "mpidsm_dsm_create: dsm");
+    out = nullptr;
+    out = new mpidsm_dsm{mpidsm::Dsm(require(runtime, "mpidsm_dsm_create: runtime").runtime)};
+  });
+}
+
+mpidsm_status_t mpidsm_dsm_destroy(mpidsm_dsm_t* dsm) {
+  return guarded([&] {
+    auto& handle = require(dsm, "mpidsm_dsm_destroy: dsm");
+    std::unique_ptr<mpidsm_dsm> owned(handle);
+    handle = nullptr;
+  });
+}
+
+mpidsm_status_t mpidsm_dsm_alloc(mpidsm_dsm_t dsm, size_t bytes,
+                                 const mpidsm_placement_t* placement, void** address) {
+  return guarded([&] {
+    auto& out = require(address, "mpidsm_dsm_alloc: address");
+    out = nullptr;
+    mpidsm::Dsm& d = dsm_of(dsm, "mpidsm_dsm_alloc: dsm");
+    out = d.allocate<std::byte>(bytes, placement_of(placement, d.rank()));
+  });
+}
+
+mpidsm_status_t mpidsm_dsm_free(mpidsm_dsm_t dsm, void* address) {
+  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_free: dsm").free(address); });
+}
+
+mpidsm_status_t mpidsm_dsm_barrier(mpidsm_dsm_t dsm) {
+  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_barrier: dsm").barrier(); });
+}
+
+mpidsm_status_t mpidsm_dsm_lock(mpidsm_dsm_t dsm, size_t id) {
+  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_lock: dsm").lock(id); });
+}
+
+mpidsm_status_t mpidsm_dsm_unlock(mpidsm_dsm_t dsm, size_t id) {
+  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_unlock: dsm").unlock(id); });
+}
+
+mpidsm_status_t mpidsm_dsm_lock_count(mpidsm_dsm_t dsm, size_t* count) {
+  return guarded([&] {
+    require(count, "mpidsm_dsm_lock_count: count") =
+        dsm_of(dsm, "mpidsm_dsm_lock_count: dsm").lock_count();
+  });
+}
+
+mpidsm_status_t mpidsm_dsm_set_flag(mpidsm_dsm_t dsm, size_t id) {
+  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_set_flag: dsm").set_flag(id); });
+}
+
+mpidsm_status_t mpidsm_dsm_wait_flag(mpidsm_dsm_t dsm, size_t id) {
+  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_wait_flag: dsm").wait_flag(id); });
+}
+
+mpidsm_status_t mpidsm_dsm_reset_flag(mpidsm_dsm_t dsm, size_t id) {
+  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_reset_flag: dsm").reset_flag(id); });
+}
+
+mpidsm_status_t mpidsm_dsm_prefetch(mpidsm_dsm_t dsm, const void* address, size_t bytes) {
+  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_prefetch: dsm").prefetch(address, bytes); });
+}
+
+mpidsm_status_t mpidsm_dsm_home_of(mpidsm_dsm_t dsm, const void* address, int* home) {
+  return guarded([&] {
+    require(home, "mpidsm_dsm_home_of: home") =
+        dsm_of(dsm, "mpidsm_dsm_home_of: dsm").home_of(address);
+  });
+}
+
+mpidsm_status_t mpidsm_dsm_stats(mpidsm_dsm_t dsm, mpidsm_dsm_stats_t* stats) {
+  return guarded([&] {
+    auto& out = require(stats, "mpidsm_dsm_stats: stats");
+    const mpidsm::DsmStats in = dsm_of(dsm, "mpidsm_dsm_stats: dsm").stats();
+    out = {in.read_faults,   in.write_faults,    in.pages_fetched,      in.prefetched,
+           in.prefetch_used, in.prefetch_unused, in.evictions,          in.diffs,
+           in.diff_runs,     in.diff_bytes,      in.diff_messages,      in.invalidations,
+           in.lock_acquires, in.lock_wait_ns,    in.lock_log_overflows, in.barriers,
+           in.barrier_ns,    in.mapping_resets,  in.copy_log_overflows};
+    static_assert(sizeof(mpidsm_dsm_stats_t) == sizeof(mpidsm::DsmStats),
+                  "the C statistics list every field of DsmStats");
+  });
+}
+
+mpidsm_status_t mpidsm_dsm_reset_stats(mpidsm_dsm_t dsm) {
+  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_reset_stats: dsm").reset_stats(); });
+}
+
+mpidsm_status_t mpidsm_dsm_print_stats(mpidsm_dsm_t dsm, FILE* out) {
+  return guarded([&] {
+    require(out, "mpidsm_dsm_print_stats: out");
+    dsm_of(dsm, "mpidsm_dsm_print_stats: dsm").print_stats(out);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,36 @@
+// Per-thread error messages and the version query of the C API.
+#include <string>
+
+#include "c_boundary.hpp"
+
+namespace mpidsm::c_api {
+namespace {
+thread_local std::string last_message;
+}
+
+mpidsm_status_t fail(mpidsm_status_t status, const std::string& message) noexcept {
+  try {
+    last_message = message;
+  } catch (...) {
+    last_message.clear();  // no memory for the text: the status still says what failed
+  }
+  return status;
+}
+
+const char* message() noexcept {
+  return last_message.c_str();
+}
+
+}  // namespace mpidsm::c_api
+
+extern "C" const char* mpidsm_error_message(void) {
+  return mpidsm::c_api::message();
+}
+
+extern "C" mpidsm_status_t mpidsm_version(int* major, int* minor, int* patch) {
+  // The library's own numbers, compiled in: not the caller's header's.
+  if (major) *major = MPIDSM_VERSION_MAJOR;
+  if (minor) *minor = MPIDSM_VERSION_MINOR;
+  if (patch) *patch = MPIDSM_VERSION_PATCH;
+  return MPIDSM_SUCCESS;
+}
