@@ -1,0 +1,419 @@
+// JIAJIA's interface (include/jia.h) on mpidsm's C++ API. JIAJIA reports
+// errors by ending the program, so every mpidsm error here does the same
+// (jia_error), naming the call and mpidsm's message.
+#include "jia.h"
+
+#include <fcntl.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mpidsm/dsm.hpp"
+#include "mpidsm/runtime.hpp"
+
+int jia_pid = 0;
+int hostc = 1;
+int jia_lock_index = 0;
+
+namespace {
+
+// Tags of the collectives, above any tag jia.h lets applications use.
+constexpr int kBcastTag = mpidsm::max_tag;
+constexpr int kReduceTag = mpidsm::max_tag - 1;
+constexpr int kLargestUserTag = mpidsm::max_tag - 2;
+
+struct Jia {
+  bool started_mpi = false;
+  std::optional<mpidsm::Runtime> runtime;
+  std::optional<mpidsm::Dsm> dsm;
+  std::chrono::steady_clock::time_point start;
+  int next_alloc_host = 0;         // jia_alloc's rotating home
+  std::uint64_t random_state = 1;  // jia_alloc_random's, the same on every host
+};
+Jia* jia = nullptr;
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "jia[host %d]: %s\n", jia_pid, message.c_str());
+  std::fflush(stderr);
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, 1);
+  std::_Exit(1);
+}
+
+Jia& state(const char* call) {
+  if (!jia) die(std::string(call) + ": jia_init has not been called");
+  return *jia;
+}
+
+// Runs an mpidsm call on behalf of a jia_* call; an error ends the program.
+template <class F>
+auto run(const char* call, F&& f) {
+  try {
+    return f(state(call));
+  } catch (const mpidsm::Error& e) {
+    die(std::string(call) + ": " + e.what());
+  }
+}
+
+void* allocate(const char* call, int size, const mpidsm::Placement& placement) {
+  if (size <= 0) die(std::string(call) + ": size " + std::to_string(size) + " is not positive");
+  return run(call, [&](Jia& j) {
+    return static_cast<void*>(
+        j.dsm->allocate<std::byte>(static_cast<std::size_t>(size), placement));
+  });
+}
+
+void check_host(const char* call, const char* what, int host) {
+  if (host < 0 || host >= hostc)
+    die(std::string(call) + ": " + what + " " + std::to_string(host) + " is not a host (0 .. " +
+        std::to_string(hostc - 1) + ")");
+}
+
+std::size_t pages_of(int bytes) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return std::max<std::size_t>(1, (static_cast<std::size_t>(bytes) + page - 1) / page);
+}
+
+std::size_t id_of(const char* call, const char* what, int id) {
+  if (id < 0) die(std::string(call) + ": " + what + " " + std::to_string(id) + " is negative");
+  return static_cast<std::size_t>(id);
+}
+
+int user_tag(const char* call, int tag, bool receiving) {
+  if (receiving && tag == MSG_TAG_ALL) return mpidsm::any_tag;
+  if (tag < 0 || tag > kLargestUserTag)
+    die(std::string(call) + ": tag " + std::to_string(tag) + " is outside 0 .. " +
+        std::to_string(kLargestUserTag));
+  return tag;
+}
+
+int receive(const char* call, char* buffer, int length, int from, int tag) {
+  return run(call, [&](Jia& j) {
+    const mpidsm::MessageInfo got =
+        j.runtime->transport().recv(from == MSG_PROC_ALL ? mpidsm::any_source : from, tag, buffer,
+                                    static_cast<std::size_t>(length));
+    return static_cast<int>(got.size);
+  });
+}
+
+void send(const char* call, const char* buffer, int length, int to, int tag) {
+  check_host(call, "host", to);
+  run(call, [&](Jia& j) {
+    j.runtime->transport().send(to, tag, buffer, static_cast<std::size_t>(length));
+    return 0;
+  });
+}
+
+template <class T>
+void combine(char* into, const char* from, int count, int kind) {
+  auto* a = reinterpret_cast<T*>(into);
+  const auto* b = reinterpret_cast<const T*>(from);
+  for (int i = 0; i < count; ++i) {
+    T x;
+    std::memcpy(&x, b + i, sizeof x);
+    if (kind == 0) a[i] += x;
+    if (kind == 1 && x > a[i]) a[i] = x;
+    if (kind == 2 && x < a[i]) a[i] = x;
+  }
+}
+
+std::size_t element_size(int op) {
+  switch (op / 10) {
+    case 0:
+      return sizeof(int);
+    case 1:
+      return sizeof(float);
+    case 2:
+      return sizeof(double);
+  }
+  return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+void jia_init(int argc, char** argv) {
+  if (jia) die("jia_init: called twice");
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  auto j = std::make_unique<Jia>();
+  if (!initialized) {
+    MPI_Init(&argc, &argv);
+    j->started_mpi = true;
+  }
+  try {
+    j->runtime.emplace(MPI_COMM_WORLD);
+    jia_pid = j->runtime->rank();
+    hostc = j->runtime->size();
+    j->dsm.emplace(*j->runtime);
+  } catch (const mpidsm::Error& e) {
+    die(std::string("jia_init: ") + e.what());
+  }
+  // As under JIAJIA, only host 0 talks to the terminal: the others' standard
+  // output is discarded (their standard error is not).
+  if (jia_pid != 0) {
+    std::fflush(stdout);
+    const int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) {
+      dup2(null, STDOUT_FILENO);
+      close(null);
+    }
+  }
+  j->start = std::chrono::steady_clock::now();
+  jia = j.release();
+}
+
+void jia_exit(void) {
+  Jia& j = state("jia_exit");
+  run("jia_exit", [](Jia& jj) {
+    jj.dsm->barrier();
+    return 0;
+  });
+  std::fflush(stdout);
+  const bool finalize_mpi = j.started_mpi;
+  try {
+    j.dsm.reset();
+    j.runtime->finalize();
+  } catch (const mpidsm::Error& e) {
+    die(std::string("jia_exit: ") + e.what());
+  }
+  delete jia;
+  jia = nullptr;
+  if (finalize_mpi) MPI_Finalize();
+}
+
+unsigned long jia_alloc3(int size, int block, int starthost) {
+  check_host("jia_alloc3", "starthost", starthost);
+  if (block <= 0) die("jia_alloc3: block " + std::to_string(block) + " is not positive");
+  return reinterpret_cast<unsigned long>(
+      allocate("jia_alloc3", size, mpidsm::Placement::cyclic(pages_of(block), starthost)));
+}
+
+unsigned long jia_alloc2(int size, int block) {
+  return jia_alloc3(size, block, 0);
+}
+
+unsigned long jia_alloc2p(int size, int host) {
+  check_host("jia_alloc2p", "host", host);
+  return reinterpret_cast<unsigned long>(
+      allocate("jia_alloc2p", size, mpidsm::Placement::on(host)));
+}
+
+unsigned long jia_alloc1(int size) {
+  return reinterpret_cast<unsigned long>(allocate("jia_alloc1", size, mpidsm::Placement::on(0)));
+}
+
+unsigned long jia_alloc(int size) {
+  Jia& j = state("jia_alloc");
+  const int host = j.next_alloc_host;
+  j.next_alloc_host = (host + 1) % hostc;
+  return reinterpret_cast<unsigned long>(allocate("jia_alloc", size, mpidsm::Placement::on(host)));
+}
+
+unsigned long jia_alloc_random(int size) {
+  Jia& j = state("jia_alloc_random");
+  // Not rand(): the application may draw from it differently on each host.
+  j.random_state = j.random_state * 6364136223846793005ull + 1442695040888963407ull;
+  const int host = static_cast<int>((j.random_state >> 33) % static_cast<std::uint64_t>(hostc));
+  return reinterpret_cast<unsigned long>(
+      allocate("jia_alloc_random", size, mpidsm::Placement::on(host)));
+}
+
+unsigned long jia_alloc4(int size, int* blocks, int n, int starthost) {
+  check_host("jia_alloc4", "starthost", starthost);
+  if (!blocks || n <= 0) die("jia_alloc4: blocks is NULL or n " + std::to_string(n) + " < 1");
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<mpidsm::PlacementBlock> list;
+  std::size_t left = pages_of(size) * page;
+  int host = starthost, round = 0;
+  while (left > 0) {
+    if (blocks[round] <= 0)
+      die("jia_alloc4: blocks[" + std::to_string(round) + "] = " + std::to_string(blocks[round]) +
+          " is not positive");
+    const std::size_t bytes = std::min(left, pages_of(blocks[round]) * page);
+    list.push_back({bytes, host});
+    left -= bytes;
+    host = (host + 1) % hostc;
+    if (host == 0) round = (round + 1) % n;
+  }
+  return reinterpret_cast<unsigned long>(
+      allocate("jia_alloc4", size, mpidsm::Placement::blocks(std::move(list))));
+}
+
+void jia_lock(int lock) {
+  run("jia_lock", [&](Jia& j) {
+    j.dsm->lock(id_of("jia_lock", "lock", lock));
+    return 0;
+  });
+}
+
+void jia_unlock(int lock) {
+  run("jia_unlock", [&](Jia& j) {
+    j.dsm->unlock(id_of("jia_unlock", "lock", lock));
+    return 0;
+  });
+}
+
+void jia_barrier(void) {
+  run("jia_barrier", [](Jia& j) {
+    j.dsm->barrier();
+    return 0;
+  });
+}
+
+void jia_wait(void) {
+  run("jia_wait", [](Jia& j) {
+    if (MPI_Barrier(j.runtime->comm()) != MPI_SUCCESS) die("jia_wait: MPI_Barrier failed");
+    return 0;
+  });
+}
+
+void jia_setcv(int cv) {
+  run("jia_setcv", [&](Jia& j) {
+    j.dsm->set_flag(id_of("jia_setcv", "cv", cv));
+    return 0;
+  });
+}
+
+void jia_resetcv(int cv) {
+  run("jia_resetcv", [&](Jia& j) {
+    j.dsm->reset_flag(id_of("jia_resetcv", "cv", cv));
+    return 0;
+  });
+}
+
+void jia_waitcv(int cv) {
+  run("jia_waitcv", [&](Jia& j) {
+    j.dsm->wait_flag(id_of("jia_waitcv", "cv", cv));
+    return 0;
+  });
+}
+
+void jia_error(char* format, ...) {
+  char text[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(text, sizeof text, format ? format : "(null)", args);
+  va_end(args);
+  die(std::string("jia_error: ") + text);
+}
+
+unsigned int jia_startstat(void) {
+  run("jia_startstat", [](Jia& j) {
+    j.dsm->reset_stats();
+    return 0;
+  });
+  return 0;
+}
+
+unsigned int jia_stopstat(void) {
+  run("jia_stopstat", [](Jia& j) {
+    if (jia_pid == 0) std::fprintf(stderr, "jia: DSM statistics since jia_startstat\n");
+    j.dsm->print_stats(stderr);  // collective: host 0 prints every host's column
+    return 0;
+  });
+  return 0;
+}
+
+float jia_clock(void) {
+  const Jia& j = state("jia_clock");
+  return std::chrono::duration<float>(std::chrono::steady_clock::now() - j.start).count();
+}
+
+void jia_send(char* buffer, int length, int tohost, int tag) {
+  if (length < 0) die("jia_send: length " + std::to_string(length) + " is negative");
+  send("jia_send", buffer, length, tohost, user_tag("jia_send", tag, false));
+}
+
+int jia_recv(char* buffer, int length, int fromhost, int tag) {
+  if (length < 0) die("jia_recv: length " + std::to_string(length) + " is negative");
+  if (fromhost != MSG_PROC_ALL) check_host("jia_recv", "host", fromhost);
+  return receive("jia_recv", buffer, length, fromhost, user_tag("jia_recv", tag, true));
+}
+
+// A binomial tree rooted at `root`, as JIAJIA's, over mpidsm's tagged messages.
+void jia_bcast(char* buffer, int length, int root) {
+  check_host("jia_bcast", "root", root);
+  const int me = (jia_pid - root + hostc) % hostc;
+  int mask = 1;
+  while (mask < hostc) {
+    if (me & mask) {
+      receive("jia_bcast", buffer, length, (me - mask + root) % hostc, kBcastTag);
+      break;
+    }
+    mask <<= 1;
+  }
+  for (mask >>= 1; mask > 0; mask >>= 1)
+    if (me + mask < hostc) send("jia_bcast", buffer, length, (me + mask + root) % hostc, kBcastTag);
+}
+
+void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root) {
+  check_host("jia_reduce", "root", root);
+  const std::size_t element = element_size(op);
+  if (element == 0 || op % 10 > 2) die("jia_reduce: op " + std::to_string(op) + " is unknown");
+  if (count < 0) die("jia_reduce: count " + std::to_string(count) + " is negative");
+  const int length = count * static_cast<int>(element);
+  std::vector<char> partial(static_cast<std::size_t>(length)), incoming(partial.size());
+  std::memcpy(partial.data(), sendbuf, partial.size());
+  const int me = (jia_pid - root + hostc) % hostc;
+  for (int mask = 1; mask < hostc; mask <<= 1) {
+    if (me & mask) {
+      send("jia_reduce", partial.data(), length, (me - mask + root) % hostc, kReduceTag);
+      break;
+    }
+    if (me + mask < hostc) {
+      receive("jia_reduce", incoming.data(), length, (me + mask + root) % hostc, kReduceTag);
+      switch (op / 10) {
+        case 0:
+          combine<int>(partial.data(), incoming.data(), count, op % 10);
+          break;
+        case 1:
+          combine<float>(partial.data(), incoming.data(), count, op % 10);
+          break;
+        case 2:
+          combine<double>(partial.data(), incoming.data(), count, op % 10);
+          break;
+      }
+    }
+  }
+  if (jia_pid == root) std::memcpy(recvbuf, partial.data(), partial.size());
+}
+
+void jia_config(int option, int value) {
+  state("jia_config");
+  switch (option) {
+    case ADWD:       // mpidsm's homes write untracked while nobody copies a page
+    case WVEC:       // diffs are always byte-exact
+    case BROADCAST:  // barriers need no broadcast of notices
+      return;
+    case HMIG:
+    case LOADBAL:
+      if (value != OFF && jia_pid == 0)
+        std::fprintf(stderr,
+                     "jia: warning: jia_config(%s, ON) is not implemented by mpidsm and has no "
+                     "effect (homes stay where the allocation placed them)\n",
+                     option == HMIG ? "HMIG" : "LOADBAL");
+      return;
+  }
+  if (jia_pid == 0)
+    std::fprintf(stderr, "jia: warning: jia_config: unknown option %d is ignored\n", option);
+}
+
+int jia_home(void* address) {
+  return run("jia_home", [&](Jia& j) { return j.dsm->home_of(address); });
+}
+
+}  // extern "C"
