@@ -1,0 +1,64 @@
+/* What the JIAJIA applications share: integer options, the report of
+ * interleaved repetitions (the JIAJIA version, then the MPI-native twin, per
+ * repetition, so machine noise hits both alike), and agreement on the
+ * verification. Every host calls these; host 0 prints (the others' standard
+ * output is discarded after jia_init, as under JIAJIA). */
+#ifndef JIA_APP_H
+#define JIA_APP_H
+
+#include <jia.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "-n 1024 -r 3": the value after -<letter>, or `fallback`. Exits with the
+ * usage when an option has no positive value. */
+static inline long app_option(int argc, char** argv, char letter, long fallback,
+                              const char* usage) {
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i][0] != '-' || strlen(argv[i]) != 2 || i + 1 >= argc || atol(argv[i + 1]) <= 0) {
+      fprintf(stderr, "usage: %s %s\n", argv[0], usage);
+      exit(2);
+    }
+    if (argv[i][1] == letter) return atol(argv[i + 1]);
+    ++i;
+  }
+  return fallback;
+}
+
+static inline int app_compare_doubles(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+static inline double app_median(const double* values, int count) {
+  double sorted[64];
+  if (count > 64) count = 64;
+  memcpy(sorted, values, (size_t)count * sizeof(double));
+  qsort(sorted, (size_t)count, sizeof(double), app_compare_doubles);
+  return sorted[count / 2];
+}
+
+/* "<title>", then the JIAJIA and MPI medians with `work` per second. */
+static inline void app_report(const char* title, const double* dsm, const double* mpi, int reps,
+                              double work, const char* unit) {
+  if (jiapid != 0) return;
+  const double d = app_median(dsm, reps), m = app_median(mpi, reps);
+  printf("%s\n", title);
+  printf("  JIAJIA (DSM) %9.4f s  %10.2f %s   (first run %.4f s)\n", d, work / d, unit, dsm[0]);
+  printf("  MPI-native   %9.4f s  %10.2f %s   (first run %.4f s)\n", m, work / m, unit, mpi[0]);
+  printf("  DSM/MPI      %9.3f   (medians of %d runs)\n", d / m, reps);
+  fflush(stdout);
+}
+
+/* Every host learns whether all passed; host 0 says so. Returns the exit status. */
+static inline int app_verdict(int ok, const char* what) {
+  int all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (jiapid == 0) printf("  verification: %s %s\n", what, all ? "correct" : "FAILED");
+  fflush(stdout);
+  return all ? 0 : 1;
+}
+
+#endif /* JIA_APP_H */
