@@ -63,14 +63,15 @@ unsigned int jia_stopstat(void);
 /* Seconds since jia_init. */
 float jia_clock(void);
 
-/* Messages between hosts (tags 0 .. 2^24-3; MSG_PROC_ALL and MSG_TAG_ALL
+/* Messages between hosts (tags 0 .. 2^24-1; MSG_PROC_ALL and MSG_TAG_ALL
  * match any). jia_recv returns the bytes received. */
 #define MSG_PROC_ALL (-1)
 #define MSG_TAG_ALL (-1)
 void jia_send(char* buffer, int length, int tohost, int tag);
 int jia_recv(char* buffer, int length, int fromhost, int tag);
-/* Collective: root's buffer to every host; count elements combined with
- * op into root's recvbuf. */
+/* Collective (on mpidsm's own communicator: a MSG_TAG_ALL receive never
+ * takes their messages): root's buffer to every host; count elements
+ * combined with op into root's recvbuf. */
 void jia_bcast(char* buffer, int length, int root);
 void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root);
 #define SUM_INT 0

@@ -138,6 +138,8 @@ static void test_dsm(mpidsm_runtime_t runtime) {
     CHECK(home == p % size);
   }
   CHECK(shared[count - 1] == 0); /* reads as zero at first */
+  OK(mpidsm_dsm_barrier(dsm));   /* before anyone writes: reading a page while
+                                    another rank writes it may see either value */
 
   /* Each rank writes its share; a barrier makes everything visible. */
   for (size_t i = (size_t)rank; i < count; i += (size_t)size) shared[i] = (int)i * 3;
@@ -158,6 +160,7 @@ static void test_dsm(mpidsm_runtime_t runtime) {
   }
   OK(mpidsm_dsm_barrier(dsm));
   CHECK(*counter == 100L * size);
+  OK(mpidsm_dsm_barrier(dsm)); /* every rank has read it before rank 0 changes it */
 
   /* A flag: rank 0 publishes a value, the others wait for it. */
   if (rank == 0) {

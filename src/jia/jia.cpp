@@ -27,11 +27,6 @@ int jia_lock_index = 0;
 
 namespace {
 
-// Tags of the collectives, above any tag jia.h lets applications use.
-constexpr int kBcastTag = mpidsm::max_tag;
-constexpr int kReduceTag = mpidsm::max_tag - 1;
-constexpr int kLargestUserTag = mpidsm::max_tag - 2;
-
 struct Jia {
   bool started_mpi = false;
   std::optional<mpidsm::Runtime> runtime;
@@ -93,9 +88,9 @@ std::size_t id_of(const char* call, const char* what, int id) {
 
 int user_tag(const char* call, int tag, bool receiving) {
   if (receiving && tag == MSG_TAG_ALL) return mpidsm::any_tag;
-  if (tag < 0 || tag > kLargestUserTag)
+  if (tag < 0 || tag > mpidsm::max_tag)
     die(std::string(call) + ": tag " + std::to_string(tag) + " is outside 0 .. " +
-        std::to_string(kLargestUserTag));
+        std::to_string(mpidsm::max_tag));
   return tag;
 }
 
@@ -116,29 +111,14 @@ void send(const char* call, const char* buffer, int length, int to, int tag) {
   });
 }
 
-template <class T>
-void combine(char* into, const char* from, int count, int kind) {
-  auto* a = reinterpret_cast<T*>(into);
-  const auto* b = reinterpret_cast<const T*>(from);
-  for (int i = 0; i < count; ++i) {
-    T x;
-    std::memcpy(&x, b + i, sizeof x);
-    if (kind == 0) a[i] += x;
-    if (kind == 1 && x > a[i]) a[i] = x;
-    if (kind == 2 && x < a[i]) a[i] = x;
-  }
-}
-
-std::size_t element_size(int op) {
-  switch (op / 10) {
-    case 0:
-      return sizeof(int);
-    case 1:
-      return sizeof(float);
-    case 2:
-      return sizeof(double);
-  }
-  return 0;
+// jia_reduce's operation as MPI's, from JIAJIA's numbering (type * 10 + kind).
+bool reduction_of(int op, MPI_Datatype& type, MPI_Op& operation) {
+  static const MPI_Datatype types[] = {MPI_INT, MPI_FLOAT, MPI_DOUBLE};
+  static const MPI_Op operations[] = {MPI_SUM, MPI_MAX, MPI_MIN};
+  if (op < 0 || op / 10 > 2 || op % 10 > 2) return false;
+  type = types[op / 10];
+  operation = operations[op % 10];
+  return true;
 }
 
 }  // namespace
@@ -344,52 +324,33 @@ int jia_recv(char* buffer, int length, int fromhost, int tag) {
   return receive("jia_recv", buffer, length, fromhost, user_tag("jia_recv", tag, true));
 }
 
-// A binomial tree rooted at `root`, as JIAJIA's, over mpidsm's tagged messages.
+// The collectives run on the runtime's private communicator, never through
+// tagged messages: an application's jia_recv with MSG_TAG_ALL would
+// otherwise take their messages (as it could under JIAJIA, whose
+// collectives used reserved tags).
 void jia_bcast(char* buffer, int length, int root) {
   check_host("jia_bcast", "root", root);
-  const int me = (jia_pid - root + hostc) % hostc;
-  int mask = 1;
-  while (mask < hostc) {
-    if (me & mask) {
-      receive("jia_bcast", buffer, length, (me - mask + root) % hostc, kBcastTag);
-      break;
-    }
-    mask <<= 1;
-  }
-  for (mask >>= 1; mask > 0; mask >>= 1)
-    if (me + mask < hostc) send("jia_bcast", buffer, length, (me + mask + root) % hostc, kBcastTag);
+  if (length < 0) die("jia_bcast: length " + std::to_string(length) + " is negative");
+  run("jia_bcast", [&](Jia& j) {
+    if (MPI_Bcast(buffer, length, MPI_BYTE, root, j.runtime->comm()) != MPI_SUCCESS)
+      die("jia_bcast: MPI_Bcast failed");
+    return 0;
+  });
 }
 
 void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root) {
   check_host("jia_reduce", "root", root);
-  const std::size_t element = element_size(op);
-  if (element == 0 || op % 10 > 2) die("jia_reduce: op " + std::to_string(op) + " is unknown");
+  MPI_Datatype type;
+  MPI_Op operation;
+  if (!reduction_of(op, type, operation))
+    die("jia_reduce: op " + std::to_string(op) + " is unknown");
   if (count < 0) die("jia_reduce: count " + std::to_string(count) + " is negative");
-  const int length = count * static_cast<int>(element);
-  std::vector<char> partial(static_cast<std::size_t>(length)), incoming(partial.size());
-  std::memcpy(partial.data(), sendbuf, partial.size());
-  const int me = (jia_pid - root + hostc) % hostc;
-  for (int mask = 1; mask < hostc; mask <<= 1) {
-    if (me & mask) {
-      send("jia_reduce", partial.data(), length, (me - mask + root) % hostc, kReduceTag);
-      break;
-    }
-    if (me + mask < hostc) {
-      receive("jia_reduce", incoming.data(), length, (me + mask + root) % hostc, kReduceTag);
-      switch (op / 10) {
-        case 0:
-          combine<int>(partial.data(), incoming.data(), count, op % 10);
-          break;
-        case 1:
-          combine<float>(partial.data(), incoming.data(), count, op % 10);
-          break;
-        case 2:
-          combine<double>(partial.data(), incoming.data(), count, op % 10);
-          break;
-      }
-    }
-  }
-  if (jia_pid == root) std::memcpy(recvbuf, partial.data(), partial.size());
+  run("jia_reduce", [&](Jia& j) {
+    if (MPI_Reduce(sendbuf, recvbuf, count, type, operation, root, j.runtime->comm()) !=
+        MPI_SUCCESS)
+      die("jia_reduce: MPI_Reduce failed");
+    return 0;
+  });
 }
 
 void jia_config(int option, int value) {
