@@ -5,6 +5,8 @@
 //   read_scan_pf    sequential read scan, prefetch on (MPIDSM_PREFETCH_PAGES, or 16 when it is 0)
 //   write_miss_rel  one write per page, then the release (Dsm::barrier), per page;
 //                   MPI: MPI_Get of the page, MPI_Put of the 8 changed bytes, flush
+//   write_scan_pf   the same with prefetch on: a stream of write misses fetches
+//                   and twins the following pages in one batch
 //   mpirun -np 2 dsm_miss_latency [-i pages per slice] [-x n] [-f] [--csv]
 #include <signal.h>
 #include <sys/mman.h>
@@ -172,19 +174,18 @@ int main(int argc, char** argv) {
     scan.mpi = mpi_page_get;
     h.run(scan);
 
-    Row write;
-    write.label = "write_miss_rel";
-    write.mpidsm = [&](std::size_t, int n) {
-      invalidate(plain, plain_data);
+    // One write per page of `data`, then the release, per page.
+    auto write_scan = [&](Dsm& d, std::byte* data, int n) {
+      invalidate(d, data);
       const double start = seconds();
       if (me == 0)
         for (int i = 0; i < n; ++i)
-          *reinterpret_cast<volatile std::uint64_t*>(plain_data +
-                                                     static_cast<std::size_t>(i) * kPage) = 7;
-      plain.barrier();
+          *reinterpret_cast<volatile std::uint64_t*>(data + static_cast<std::size_t>(i) * kPage) =
+              7;
+      d.barrier();
       return (seconds() - start) / n;
     };
-    write.mpi = [&](std::size_t, int n) {
+    auto mpi_page_update = [&](std::size_t, int n) {
       const double start = seconds();
       if (me == 0)
         for (int i = 0; i < n; ++i) {
@@ -198,7 +199,17 @@ int main(int argc, char** argv) {
       MPI_Barrier(MPI_COMM_WORLD);
       return (seconds() - start) / n;
     };
+    Row write;
+    write.label = "write_miss_rel";
+    write.mpidsm = [&](std::size_t, int n) { return write_scan(plain, plain_data, n); };
+    write.mpi = mpi_page_update;
     h.run(write);
+
+    Row write_stream;
+    write_stream.label = "write_scan_pf" + std::to_string(with_prefetch.prefetch_pages);
+    write_stream.mpidsm = [&](std::size_t, int n) { return write_scan(ahead, ahead_data, n); };
+    write_stream.mpi = mpi_page_update;
+    h.run(write_stream);
 
     rt.transport().deregister(remote);
     ahead.free(ahead_data);

@@ -120,7 +120,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   bool faults_stay_on_node() const;
   detail::FaultOutcome resolve(std::size_t page, detail::FaultAccess access);
   void map_home(std::size_t page, bool write);
-  void fetch(std::size_t page, int home, bool for_write);
+  // Returns how many pages it fetched: batch_[0 .. count), the miss first.
+  std::size_t fetch(std::size_t page, int home, bool for_write);
+  void free_following_home_pages(std::size_t page);
   // map: make the view readable (false when the caller makes it writable).
   void fetch_batch(const std::size_t* pages, std::size_t count, int home, bool map = true);
   std::size_t cache_room() const;
@@ -132,6 +134,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   void drop_cached(std::size_t page);
   void forget_copy(std::size_t page);
   void make_twin(std::size_t page);
+  void make_twins(const std::size_t* pages, std::size_t count);  // consecutive pages
   void mark_dirty(std::size_t page, PageState state);
   // coherence.cpp
   void write_diff(std::size_t page, bool already_read_only = false);
@@ -232,6 +235,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::uint64_t> acquired_notices_;  // scratch for lock()
   std::vector<std::size_t> batch_;               // scratch for fetches
   std::size_t stream_next_ = 0;                  // the read miss that continues a stream
+  std::size_t write_stream_next_ = 0;            // the write miss that continues one
   std::vector<bool> homes_written_;              // per rank: a flush is due
   struct BarrierScratch {
     std::vector<std::int64_t> outgoing, counts, incoming;

@@ -113,8 +113,8 @@ detail::FaultOutcome Dsm::Engine::resolve(std::size_t page, detail::FaultAccess 
       }
       // A write miss gets its twin before the view becomes writable (one
       // mprotect), so no other thread's write can slip in before the twin.
-      fetch(page, home, write);
-      if (write) make_twin(page);
+      const std::size_t count = fetch(page, home, write);
+      if (write) make_twins(batch_.data(), count);
       return FaultOutcome::resolved;
     }
     case PageState::home_parked:
@@ -129,6 +129,7 @@ detail::FaultOutcome Dsm::Engine::resolve(std::size_t page, detail::FaultAccess 
       ++stats_.write_faults;
       if (state_[page] == PageState::home_clean) {
         map_home(page, true);
+        if (state_[page] == PageState::home_exclusive) free_following_home_pages(page);
       } else {
         settle_prefetch(page, true);
         cache_.touch(page);
@@ -157,26 +158,54 @@ void Dsm::Engine::map_home(std::size_t page, bool write) {
   }
 }
 
-void Dsm::Engine::fetch(std::size_t page, int home, bool for_write) {
+// A home page written after its last copy elsewhere was dropped became
+// exclusive: the pages after it in the same state (read-only only because
+// copies existed at the last release) become exclusive with it, in one
+// mprotect, so a stream of writes over them (a rank rewriting its part)
+// takes one fault, not one per page. No notice is lost: nobody holds them.
+void Dsm::Engine::free_following_home_pages(std::size_t page) {
+  std::size_t count = 0;
+  while (count < prefetch_pages_ && page + 1 + count < pages_) {
+    const std::size_t q = page + 1 + count;
+    if (state_[q] != PageState::home_clean || pinned(q) || sharing_.sharers(q) != 0) break;
+    ++count;
+  }
+  if (count == 0) return;
+  protect(page + 1, count, PROT_READ | PROT_WRITE);
+  for (std::size_t q = page + 1; q <= page + count; ++q) state_[q] = PageState::home_exclusive;
+}
+
+std::size_t Dsm::Engine::fetch(std::size_t page, int home, bool for_write) {
   std::size_t count = 1;
   batch_[0] = page;
-  // Prefetch serves read misses along a stream only: a miss on the page
-  // right after the previous miss (or its batch). An isolated miss (a
-  // neighbour's boundary row, a pointer chase) fetches one page: a
+  // Prefetch serves misses along a stream only: a miss on the page right
+  // after the previous miss of the same kind (or its batch). An isolated
+  // miss (a neighbour's boundary row, a pointer chase) fetches one page: a
   // prefetched page is a copy its home must then track (sharing.hpp).
+  // A read stream takes the following pages of the same home; a write
+  // stream only the directly following ones, all made writable with twins
+  // (a page then left unwritten costs a twin and a compare, no diff).
   // The batch never exceeds the cache room that pinned pages leave.
   const std::size_t room = cache_room();
   const std::size_t ahead = std::min(batch_.size(), room) - std::min<std::size_t>(1, room);
-  if (!for_write && ahead > 0 && page == stream_next_)
-    count = detail::select_prefetch(
-        page, pages_, ahead, max_checking_pages_,
-        [&](std::size_t q) { return state_[q] == PageState::invalid && home_of_page(q) == home; },
-        batch_.data());
+  auto wanted = [&](std::size_t q) {
+    return state_[q] == PageState::invalid && home_of_page(q) == home;
+  };
+  if (for_write && ahead > 0 && page == write_stream_next_) {
+    while (count <= ahead && page + count < pages_ && wanted(page + count)) {
+      batch_[count] = page + count;
+      ++count;
+    }
+  } else if (!for_write && ahead > 0 && page == stream_next_) {
+    count = detail::select_prefetch(page, pages_, ahead, max_checking_pages_, wanted,
+                                    batch_.data());
+  }
   fetch_batch(batch_.data(), count, home, !for_write);
-  if (for_write) return;
-  stream_next_ = batch_[count - 1] + 1;
-  for (std::size_t i = 1; i < count; ++i) cache_.entry(batch_[i]).prefetched = true;
   stats_.prefetched += count - 1;
+  (for_write ? write_stream_next_ : stream_next_) = batch_[count - 1] + 1;
+  if (!for_write)
+    for (std::size_t i = 1; i < count; ++i) cache_.entry(batch_[i]).prefetched = true;
+  return count;
 }
 
 // Gets the pages (increasing, all invalid, all homed at `home`) into the
@@ -275,18 +304,37 @@ void Dsm::Engine::forget_copy(std::size_t page) {
   if (sharing_.drop_copy(home, page)) homes_written_[static_cast<std::size_t>(home)] = true;
 }
 
-void Dsm::Engine::make_twin(std::size_t page) {
-  std::int32_t& slot = cache_.entry(page).twin;
-  slot = free_twins_.back();  // never empty: one twin per cache slot
-  free_twins_.pop_back();
-  std::memcpy(twin(page), master(page), page_size_);
+// Twins for consecutive fetched pages, then one mprotect makes them all
+// writable (after their twins: no write can slip in before).
+void Dsm::Engine::make_twins(const std::size_t* pages, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    std::int32_t& slot = cache_.entry(pages[i]).twin;
+    slot = free_twins_.back();  // never empty: one twin per cache slot
+    free_twins_.pop_back();
+    std::memcpy(twin(pages[i]), master(pages[i]), page_size_);
+  }
   try {
-    mark_dirty(page, PageState::dirty);
+    protect(pages[0], count, PROT_READ | PROT_WRITE);
   } catch (...) {
-    free_twins_.push_back(slot);
-    slot = detail::PageCache::none;
+    for (std::size_t i = 0; i < count; ++i) {
+      std::int32_t& slot = cache_.entry(pages[i]).twin;
+      free_twins_.push_back(slot);
+      slot = detail::PageCache::none;
+    }
     throw;
   }
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t page = pages[i];
+    state_[page] = PageState::dirty;
+    if (!(listed_[page] & kInDirty)) {
+      listed_[page] |= kInDirty;
+      dirty_.push_back(page);
+    }
+  }
+}
+
+void Dsm::Engine::make_twin(std::size_t page) {
+  make_twins(&page, 1);
 }
 
 void Dsm::Engine::mark_dirty(std::size_t page, PageState state) {
