@@ -152,6 +152,48 @@ TEST_F(DsmTest, TwoWritersOfOnePageBothSurvive) {
   d.free(data);
 }
 
+// A stream of write misses fetches and twins the following pages ahead of
+// their writes. Pages of that batch this rank then leaves alone must send no
+// bytes home: the home's own writes to them in the same interval survive.
+TEST_F(DsmTest, PagesTwinnedAheadOfAWriteStreamButNotWrittenSendNothingHome) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs a home and a writer";
+  const std::size_t page = d.page_size(), pages = 40;
+  auto* data = d.allocate<std::uint8_t>(page * pages, Placement::on(0));
+  auto by_rank_1 = [](std::size_t p) { return p < 3 || (p >= 8 && p % 4 == 0); };
+  for (int round = 1; round <= 3; ++round) {
+    // The home writes every page: rank 1's copies are gone.
+    if (me == 0)
+      for (std::size_t p = 0; p < pages; ++p) data[p * page + page - 1] = 100;
+    d.barrier();
+    // Rank 1 writes the first byte of pages 0, 1 and 2 (a stream: the batch
+    // fetches and twins the pages after them), then of every fourth page
+    // from 8 on. Then, in the same interval, the home writes the last byte
+    // of every page: a byte rank 1 sent home unchanged would undo it.
+    if (me == 1)
+      for (std::size_t p = 0; p < pages; ++p)
+        if (by_rank_1(p)) data[p * page] = static_cast<std::uint8_t>(round);
+    MPI_Barrier(MPI_COMM_WORLD);  // synchronisation only: no consistency action
+    if (me == 0)
+      for (std::size_t p = 0; p < pages; ++p)
+        data[p * page + page - 1] = static_cast<std::uint8_t>(200 + round);
+    d.barrier();
+    std::size_t wrong = 0;
+    for (std::size_t p = 0; p < pages; ++p) {
+      wrong += data[p * page] != (by_rank_1(p) ? round : 0);
+      wrong += data[p * page + page - 1] != 200 + round;
+    }
+    EXPECT_EQ(wrong, 0u) << "rank " << me << " round " << round;
+    d.barrier();
+    if (me == 1)
+      for (std::size_t p = 0; p < pages; ++p)
+        if (by_rank_1(p)) data[p * page] = 0;
+    d.barrier();
+  }
+  d.free(data);
+}
+
 TEST_F(DsmTest, BarrierPhasedStencilEqualsSequentialBitForBit) {
   Dsm& d = *dsm_;
   const int me = runtime_->rank(), n = runtime_->size();
