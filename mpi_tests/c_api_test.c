@@ -110,8 +110,8 @@ static void test_pgas(mpidsm_runtime_t runtime) {
              "outside");
   FAILS_WITH(mpidsm_put(NULL, right, data, mine, 8), MPIDSM_ERR_INVALID_ARGUMENT,
              "mpidsm_put: pgas is NULL");
-  FAILS_WITH(mpidsm_wait_until_u64(pgas, &words[0], (mpidsm_cmp_t)99, 0, NULL),
-             MPIDSM_ERR_INVALID_ARGUMENT, "cmp 99");
+  FAILS_WITH(mpidsm_wait_until_u64(pgas, &words[0], 99, 0, NULL), MPIDSM_ERR_INVALID_ARGUMENT,
+             "cmp 99");
   FAILS_WITH(mpidsm_pgas_free(pgas, data + 1), MPIDSM_ERR_UNREGISTERED, "starts at");
   OK(mpidsm_get(pgas, back, right, data, 8)); /* still usable */
 
@@ -195,7 +195,7 @@ static void test_dsm(mpidsm_runtime_t runtime) {
 
   /* Bad input. */
   FAILS_WITH(mpidsm_dsm_lock(dsm, locks), MPIDSM_ERR_OUT_OF_RANGE, "lock");
-  mpidsm_placement_t bad = {(mpidsm_placement_kind_t)42, 0, 0, NULL, 0};
+  mpidsm_placement_t bad = {42, 0, 0, NULL, 0};
   void* nowhere = (void*)1;
   FAILS_WITH(mpidsm_dsm_alloc(dsm, 64, &bad, &nowhere), MPIDSM_ERR_INVALID_ARGUMENT, "kind 42");
   CHECK(nowhere == NULL);

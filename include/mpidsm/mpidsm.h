@@ -75,10 +75,11 @@ mpidsm_status_t mpidsm_put_nbi(mpidsm_pgas_t pgas, int rank, void* dest, const v
                                size_t bytes);
 mpidsm_status_t mpidsm_get_nbi(mpidsm_pgas_t pgas, void* dest, int rank, const void* src,
                                size_t bytes);
-/* dest's data, then the signal word (set to or added `value`), in that order. */
+/* dest's data, then the signal word (set to or added `value`), in that order.
+ * op: an mpidsm_signal_op_t. (Enumerations travel as int through this API:
+ * a value outside the enumeration is then an error, not undefined.) */
 mpidsm_status_t mpidsm_put_signal(mpidsm_pgas_t pgas, int rank, void* dest, const void* src,
-                                  size_t bytes, uint64_t* signal, uint64_t value,
-                                  mpidsm_signal_op_t op);
+                                  size_t bytes, uint64_t* signal, uint64_t value, int op);
 mpidsm_status_t mpidsm_fence(mpidsm_pgas_t pgas);   /* orders puts to each rank */
 mpidsm_status_t mpidsm_quiet(mpidsm_pgas_t pgas);   /* completes every operation */
 mpidsm_status_t mpidsm_barrier(mpidsm_pgas_t pgas); /* quiet, then a barrier */
@@ -99,8 +100,8 @@ mpidsm_status_t mpidsm_atomic_fetch_add_u64(mpidsm_pgas_t pgas, int rank, uint64
 mpidsm_status_t mpidsm_atomic_add_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word,
                                       uint64_t value);
 /* Waits until the local word (a symmetric allocation's) compares true with
- * value; stores what it saw in *seen (may be NULL). */
-mpidsm_status_t mpidsm_wait_until_u64(mpidsm_pgas_t pgas, uint64_t* word, mpidsm_cmp_t cmp,
+ * value (cmp: an mpidsm_cmp_t); stores what it saw in *seen (may be NULL). */
+mpidsm_status_t mpidsm_wait_until_u64(mpidsm_pgas_t pgas, uint64_t* word, int cmp,
                                       uint64_t value, uint64_t* seen);
 
 /* ---- DSM: one shared region, plain loads and stores --------------------- */
@@ -121,7 +122,7 @@ typedef struct mpidsm_block {
 } mpidsm_block_t;
 
 typedef struct mpidsm_placement {
-  mpidsm_placement_kind_t kind;
+  int kind;                     /* an mpidsm_placement_kind_t */
   size_t pages_per_block;       /* CYCLIC */
   int rank;                     /* CYCLIC: first block's home; ON_RANK: the home */
   const mpidsm_block_t* blocks; /* BLOCKS, in address order (copied by alloc) */

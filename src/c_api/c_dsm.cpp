@@ -39,8 +39,7 @@ mpidsm::Placement placement_of(const mpidsm_placement_t* placement, int rank) {
     }
   }
   throw mpidsm::Error(mpidsm::Errc::invalid_argument, rank,
-                      "mpidsm_dsm_alloc: placement->kind " +
-                          std::to_string(static_cast<int>(placement->kind)) +
+                      "mpidsm_dsm_alloc: placement->kind " + std::to_string(placement->kind) +
                           " is not an mpidsm_placement_kind_t");
 }
 

@@ -24,7 +24,7 @@ mpidsm::global_ptr<std::uint64_t> remote_word(mpidsm::Pgas& pgas, const std::uin
   return pgas.global(word, rank);
 }
 
-mpidsm::Compare compare_of(mpidsm_cmp_t cmp) {
+mpidsm::Compare compare_of(int cmp) {
   switch (cmp) {
     case MPIDSM_CMP_EQ:
       return mpidsm::Compare::eq;
@@ -39,9 +39,9 @@ mpidsm::Compare compare_of(mpidsm_cmp_t cmp) {
     case MPIDSM_CMP_LE:
       return mpidsm::Compare::le;
   }
-  throw mpidsm::Error(mpidsm::Errc::invalid_argument, mpidsm::no_rank,
-                      "mpidsm_wait_until_u64: cmp " + std::to_string(static_cast<int>(cmp)) +
-                          " is not an mpidsm_cmp_t");
+  throw mpidsm::Error(
+      mpidsm::Errc::invalid_argument, mpidsm::no_rank,
+      "mpidsm_wait_until_u64: cmp " + std::to_string(cmp) + " is not an mpidsm_cmp_t");
 }
 
 }  // namespace
@@ -112,13 +112,12 @@ mpidsm_status_t mpidsm_get_nbi(mpidsm_pgas_t pgas, void* dest, int rank, const v
 }
 
 mpidsm_status_t mpidsm_put_signal(mpidsm_pgas_t pgas, int rank, void* dest, const void* src,
-                                  size_t bytes, uint64_t* signal, uint64_t value,
-                                  mpidsm_signal_op_t op) {
+                                  size_t bytes, uint64_t* signal, uint64_t value, int op) {
   return guarded([&] {
     mpidsm::Pgas& p = pgas_of(pgas, "mpidsm_put_signal: pgas");
     if (op != MPIDSM_SIGNAL_SET && op != MPIDSM_SIGNAL_ADD)
       throw mpidsm::Error(mpidsm::Errc::invalid_argument, p.rank(),
-                          "mpidsm_put_signal: op " + std::to_string(static_cast<int>(op)) +
+                          "mpidsm_put_signal: op " + std::to_string(op) +
                               " is neither MPIDSM_SIGNAL_SET nor MPIDSM_SIGNAL_ADD");
     p.put_signal(remote(p, dest, rank), static_cast<const std::byte*>(src), bytes,
                  remote_word(p, signal, rank), value,
@@ -189,8 +188,8 @@ mpidsm_status_t mpidsm_atomic_add_u64(mpidsm_pgas_t pgas, int rank, uint64_t* wo
   });
 }
 
-mpidsm_status_t mpidsm_wait_until_u64(mpidsm_pgas_t pgas, uint64_t* word, mpidsm_cmp_t cmp,
-                                      uint64_t value, uint64_t* seen) {
+mpidsm_status_t mpidsm_wait_until_u64(mpidsm_pgas_t pgas, uint64_t* word, int cmp, uint64_t value,
+                                      uint64_t* seen) {
   return guarded([&] {
     mpidsm::Pgas& p = pgas_of(pgas, "mpidsm_wait_until_u64: pgas");
     const std::uint64_t got = p.wait_until<std::uint64_t>(word, compare_of(cmp), value);
