@@ -34,7 +34,9 @@ if [[ ${1:-} == --thread ]]; then
   # Open MPI as users run it: its osc/ucx component (the project's setting)
   # brings a second UCX whose memory hooks crash under TSan.
   unset OMPI_MCA_osc OMPI_MCA_pml OMPI_MCA_btl
-  export TSAN_OPTIONS="report_signal_unsafe=1 halt_on_error=0 suppressions=$MPIDSM_ROOT/scripts/tsan.supp"
+  # history_size=7: the longest access history, so the stack of an access
+  # made inside UCX long before is restored and its suppression applies.
+  export TSAN_OPTIONS="report_signal_unsafe=1 halt_on_error=0 history_size=7 suppressions=$MPIDSM_ROOT/scripts/tsan.supp"
   # The crash tests run in forked children, where TSan's own signal handling
   # changes how they end: they are left out here.
   filter="-*InstructionFetch*:*InsideTheEngine*:*AfterFork*:*OutsideTheProtocol*"
