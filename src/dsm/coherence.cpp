@@ -46,7 +46,10 @@ void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
   free_twins_.push_back(slot);
   slot = detail::PageCache::none;
   state_[page] = PageState::cached;
-  record_notice(page);
+  // A page whose bytes did not change (twinned ahead of a write stream and
+  // left alone, or rewritten with the same values) leaves every other copy
+  // valid: no notice, so nobody drops a good copy.
+  if (shape.bytes != 0) record_notice(page);
 }
 
 // A dirty page a transfer may still be writing cannot be made read-only.

@@ -123,6 +123,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   // Returns how many pages it fetched: batch_[0 .. count), the miss first.
   std::size_t fetch(std::size_t page, int home, bool for_write);
   void free_following_home_pages(std::size_t page);
+  void write_cached(std::size_t page);
   // map: make the view readable (false when the caller makes it writable).
   void fetch_batch(const std::size_t* pages, std::size_t count, int home, bool map = true);
   std::size_t cache_room() const;

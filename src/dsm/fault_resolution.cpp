@@ -131,9 +131,7 @@ detail::FaultOutcome Dsm::Engine::resolve(std::size_t page, detail::FaultAccess 
         map_home(page, true);
         if (state_[page] == PageState::home_exclusive) free_following_home_pages(page);
       } else {
-        settle_prefetch(page, true);
-        cache_.touch(page);
-        make_twin(page);
+        write_cached(page);
       }
       return FaultOutcome::resolved;
     case PageState::dirty:
@@ -156,6 +154,27 @@ void Dsm::Engine::map_home(std::size_t page, bool write) {
     protect(page, 1, PROT_READ);
     state_[page] = PageState::home_clean;
   }
+}
+
+// The first write to a cached copy: its twin, then writable. Along a write
+// stream (the page right after the previous write miss), the directly
+// following cached pages are twinned and made writable with it, in one
+// mprotect, as a stream of write misses fetches ahead (fetch()).
+void Dsm::Engine::write_cached(std::size_t page) {
+  std::size_t count = 1;
+  batch_[0] = page;
+  if (page == write_stream_next_)
+    while (count < batch_.size() && page + count < pages_ &&
+           state_[page + count] == PageState::cached && !pinned(page + count)) {
+      batch_[count] = page + count;
+      ++count;
+    }
+  for (std::size_t i = 0; i < count; ++i) {
+    settle_prefetch(batch_[i], i == 0);
+    cache_.touch(batch_[i]);
+  }
+  make_twins(batch_.data(), count);
+  write_stream_next_ = page + count;
 }
 
 // A home page written after its last copy elsewhere was dropped became
