@@ -6,7 +6,7 @@
  * N/P keys: its part of the shared output. Every host writes each of its
  * keys into the part of the key's host, after the keys earlier hosts put
  * there (known from the histograms); after a barrier each host sorts its
- * part in place; a barrier ends the sort.
+ * part into the same part of the output; a barrier ends the sort.
  * The MPI-native twin counts locally, agrees on the same ranges with
  * MPI_Allreduce, sends every key to its range's host with MPI_Alltoallv and
  * sorts what it receives. Both outputs must equal a sequential sort.
@@ -23,11 +23,13 @@
 enum { kBucketBits = 10, kBuckets = 1 << kBucketBits };
 
 static int key_bits; /* keys are below 2^key_bits */
+static long key_set;  /* which keys: every repetition sorts new ones */
 
-/* Key i, the same wherever it is generated: the sum of four 16-bit
- * uniforms (a bell shape, as NAS IS's generator gives), scaled. */
+/* Key i of the current key set, the same wherever it is generated: the sum
+ * of four 16-bit uniforms (a bell shape, as NAS IS's generator gives),
+ * scaled. */
 static int key_of(long i) {
-  uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+  uint64_t h = (uint64_t)(i + (key_set << 40)) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
   h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
   h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
   h ^= h >> 31;
@@ -77,6 +79,9 @@ int main(int argc, char** argv) {
   const int bytes = (int)(keys * (long)sizeof(int));
 
   int* shared_keys = (int*)jia_alloc3(bytes, bytes / jiahosts, 0);
+  /* Keys gathered by range, then the sorted output, both in parts homed on
+   * their range's host (about: the parts follow the key distribution). */
+  int* gathered_keys = (int*)jia_alloc3(bytes, bytes / jiahosts, 0);
   int* sorted = (int*)jia_alloc3(bytes, bytes / jiahosts, 0);
   /* Host h's histogram row is one page of its own. */
   const int row = (int)(((kBuckets * sizeof(long)) + 4095) / 4096 * 4096);
@@ -99,6 +104,7 @@ int main(int argc, char** argv) {
   double dsm_time[16], mpi_time[16];
   const int runs = reps < 16 ? reps : 16;
   for (int rep = 0; rep < runs; ++rep) {
+    key_set = rep; /* new keys each time: a repeated sort would move no data */
     for (long i = mine_first; i < mine_last; ++i) shared_keys[i] = key_of(i);
     jia_barrier();
     if (stats && rep == runs - 1) jia_startstat();
@@ -128,17 +134,17 @@ int main(int argc, char** argv) {
       for (int bucket = first[d]; bucket < first[d + 1]; ++bucket) owner_of_bucket[bucket] = d;
     for (long i = mine_first; i < mine_last; ++i) {
       const int key = shared_keys[i];
-      sorted[next[owner_of_bucket[bucket_of(key)]]++] = key;
+      gathered_keys[next[owner_of_bucket[bucket_of(key)]]++] = key;
     }
     jia_barrier();
-    /* This host's range, gathered from every host: sorted in place. */
+    /* This host's range, gathered from every host, sorted into the output. */
     long start_at = 0, end_at = 0;
     for (int bucket = 0; bucket < first[jiapid + 1]; ++bucket) {
       if (bucket < first[jiapid]) start_at += totals[bucket];
       end_at += totals[bucket];
     }
     const int shift = key_bits - kBucketBits;
-    sort_range(sorted + start_at, end_at - start_at, first[jiapid] << shift,
+    sort_range(gathered_keys + start_at, end_at - start_at, first[jiapid] << shift,
                first[jiapid + 1] << shift, counts, sorted + start_at);
     jia_barrier();
     dsm_time[rep] = MPI_Wtime() - start;
