@@ -3,6 +3,8 @@
 // variable, the value and what is allowed.
 #pragma once
 
+#include "mpidsm/language.hpp"
+
 #include <cstddef>
 #include <functional>
 #include <span>

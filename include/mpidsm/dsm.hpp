@@ -10,6 +10,8 @@
 // the next rank to lock(id)). docs/consistency.md states the guarantees.
 #pragma once
 
+#include "mpidsm/language.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>

@@ -4,6 +4,8 @@
 // after any Error thrown for bad input.
 #pragma once
 
+#include "mpidsm/language.hpp"
+
 #include <cstddef>
 #include <stdexcept>
 #include <string>

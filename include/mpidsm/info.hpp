@@ -2,6 +2,8 @@
 // devices rdma-core's libibverbs finds. Used by the mpidsm_info tool.
 #pragma once
 
+#include "mpidsm/language.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -5,6 +5,8 @@
 // (MPIDSM_RNDV_THRESH). Messages from one source with one tag arrive in order.
 #pragma once
 
+#include "mpidsm/language.hpp"
+
 #include <optional>
 #include <span>
 #include <string>

@@ -18,6 +18,8 @@
 // shared memory UCX allocated), others through UCX; both follow these rules.
 #pragma once
 
+#include "mpidsm/language.hpp"
+
 #include <mpi.h>
 
 #include <atomic>

@@ -1,6 +1,8 @@
 // Where the pages of a DSM allocation have their home.
 #pragma once
 
+#include "mpidsm/language.hpp"
+
 #include <cstddef>
 #include <memory>
 #include <utility>

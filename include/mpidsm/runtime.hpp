@@ -5,6 +5,8 @@
 // traffic; a runtime may be created and destroyed repeatedly in one job.
 #pragma once
 
+#include "mpidsm/language.hpp"
+
 #include <mpi.h>
 
 #include <cstdint>

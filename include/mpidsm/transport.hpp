@@ -17,6 +17,8 @@
 // TransportOptions::shareable is set.
 #pragma once
 
+#include "mpidsm/language.hpp"
+
 #include <mpi.h>
 
 #include <concepts>
