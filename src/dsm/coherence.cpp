@@ -156,11 +156,7 @@ void Dsm::Engine::take_new_copies() {
 }
 
 void Dsm::Engine::share_home_page(std::size_t page) {
-  state_[page] = PageState::home_dirty;  // writable already; release() does the rest
-  if (!(listed_[page] & kInDirty)) {
-    listed_[page] |= kInDirty;
-    dirty_.push_back(page);
-  }
+  set_dirty(page, PageState::home_dirty);  // writable already; release() does the rest
 }
 
 void Dsm::Engine::flush_written_homes() {

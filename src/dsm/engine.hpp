@@ -134,9 +134,18 @@ class Dsm::Engine final : public detail::FaultTarget {
   void make_room(std::size_t slots);
   void drop_cached(std::size_t page);
   void forget_copy(std::size_t page);
-  void make_twin(std::size_t page);
-  void make_twins(const std::size_t* pages, std::size_t count);  // consecutive pages
+  void make_twins(std::size_t first, std::size_t count);
+  // Writable in `state`: mark_dirty makes the view so; set_dirty is for a
+  // page whose view already is. Both list the page for the next release, once.
   void mark_dirty(std::size_t page, PageState state);
+  void set_dirty(std::size_t page, PageState state);
+  // How many pages directly after `page`, at most `limit`, `take` accepts in a row.
+  template <class Take>
+  std::size_t pages_following(std::size_t page, std::size_t limit, Take&& take) const {
+    std::size_t count = 0;
+    while (count < limit && page + 1 + count < pages_ && take(page + 1 + count)) ++count;
+    return count;
+  }
   // coherence.cpp
   void write_diff(std::size_t page, bool already_read_only = false);
   // The remote handler that applies other ranks' diffs to pages homed here.

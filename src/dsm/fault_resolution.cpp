@@ -114,7 +114,7 @@ detail::FaultOutcome Dsm::Engine::resolve(std::size_t page, detail::FaultAccess 
       // A write miss gets its twin before the view becomes writable (one
       // mprotect), so no other thread's write can slip in before the twin.
       const std::size_t count = fetch(page, home, write);
-      if (write) make_twins(batch_.data(), count);
+      if (write) make_twins(page, count);  // a write batch is consecutive
       return FaultOutcome::resolved;
     }
     case PageState::home_parked:
@@ -161,19 +161,14 @@ void Dsm::Engine::map_home(std::size_t page, bool write) {
 // following cached pages are twinned and made writable with it, in one
 // mprotect, as a stream of write misses fetches ahead (fetch()).
 void Dsm::Engine::write_cached(std::size_t page) {
-  std::size_t count = 1;
-  batch_[0] = page;
-  if (page == write_stream_next_)
-    while (count < batch_.size() && page + count < pages_ &&
-           state_[page + count] == PageState::cached && !pinned(page + count)) {
-      batch_[count] = page + count;
-      ++count;
-    }
-  for (std::size_t i = 0; i < count; ++i) {
-    settle_prefetch(batch_[i], i == 0);
-    cache_.touch(batch_[i]);
+  auto cached = [&](std::size_t q) { return state_[q] == PageState::cached && !pinned(q); };
+  const std::size_t count =
+      1 + (page == write_stream_next_ ? pages_following(page, batch_.size() - 1, cached) : 0);
+  for (std::size_t q = page; q < page + count; ++q) {
+    settle_prefetch(q, q == page);
+    cache_.touch(q);
   }
-  make_twins(batch_.data(), count);
+  make_twins(page, count);
   write_stream_next_ = page + count;
 }
 
@@ -183,12 +178,9 @@ void Dsm::Engine::write_cached(std::size_t page) {
 // mprotect, so a stream of writes over them (a rank rewriting its part)
 // takes one fault, not one per page. No notice is lost: nobody holds them.
 void Dsm::Engine::free_following_home_pages(std::size_t page) {
-  std::size_t count = 0;
-  while (count < prefetch_pages_ && page + 1 + count < pages_) {
-    const std::size_t q = page + 1 + count;
-    if (state_[q] != PageState::home_clean || pinned(q) || sharing_.sharers(q) != 0) break;
-    ++count;
-  }
+  const std::size_t count = pages_following(page, prefetch_pages_, [&](std::size_t q) {
+    return state_[q] == PageState::home_clean && !pinned(q) && sharing_.sharers(q) == 0;
+  });
   if (count == 0) return;
   protect(page + 1, count, PROT_READ | PROT_WRITE);
   for (std::size_t q = page + 1; q <= page + count; ++q) state_[q] = PageState::home_exclusive;
@@ -211,13 +203,11 @@ std::size_t Dsm::Engine::fetch(std::size_t page, int home, bool for_write) {
     return state_[q] == PageState::invalid && home_of_page(q) == home;
   };
   if (for_write && ahead > 0 && page == write_stream_next_) {
-    while (count <= ahead && page + count < pages_ && wanted(page + count)) {
+    for (const std::size_t n = 1 + pages_following(page, ahead, wanted); count < n; ++count)
       batch_[count] = page + count;
-      ++count;
-    }
   } else if (!for_write && ahead > 0 && page == stream_next_) {
-    count = detail::select_prefetch(page, pages_, ahead, max_checking_pages_, wanted,
-                                    batch_.data());
+    count =
+        detail::select_prefetch(page, pages_, ahead, max_checking_pages_, wanted, batch_.data());
   }
   fetch_batch(batch_.data(), count, home, !for_write);
   stats_.prefetched += count - 1;
@@ -323,41 +313,34 @@ void Dsm::Engine::forget_copy(std::size_t page) {
   if (sharing_.drop_copy(home, page)) homes_written_[static_cast<std::size_t>(home)] = true;
 }
 
-// Twins for consecutive fetched pages, then one mprotect makes them all
-// writable (after their twins: no write can slip in before).
-void Dsm::Engine::make_twins(const std::size_t* pages, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) {
-    std::int32_t& slot = cache_.entry(pages[i]).twin;
+// Twins for the cached pages [first, first+count), then one mprotect makes
+// them all writable (after their twins: no write can slip in before).
+void Dsm::Engine::make_twins(std::size_t first, std::size_t count) {
+  for (std::size_t page = first; page < first + count; ++page) {
+    std::int32_t& slot = cache_.entry(page).twin;
     slot = free_twins_.back();  // never empty: one twin per cache slot
     free_twins_.pop_back();
-    std::memcpy(twin(pages[i]), master(pages[i]), page_size_);
+    std::memcpy(twin(page), master(page), page_size_);
   }
   try {
-    protect(pages[0], count, PROT_READ | PROT_WRITE);
+    protect(first, count, PROT_READ | PROT_WRITE);
   } catch (...) {
-    for (std::size_t i = 0; i < count; ++i) {
-      std::int32_t& slot = cache_.entry(pages[i]).twin;
+    for (std::size_t page = first; page < first + count; ++page) {
+      std::int32_t& slot = cache_.entry(page).twin;
       free_twins_.push_back(slot);
       slot = detail::PageCache::none;
     }
     throw;
   }
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::size_t page = pages[i];
-    state_[page] = PageState::dirty;
-    if (!(listed_[page] & kInDirty)) {
-      listed_[page] |= kInDirty;
-      dirty_.push_back(page);
-    }
-  }
-}
-
-void Dsm::Engine::make_twin(std::size_t page) {
-  make_twins(&page, 1);
+  for (std::size_t page = first; page < first + count; ++page) set_dirty(page, PageState::dirty);
 }
 
 void Dsm::Engine::mark_dirty(std::size_t page, PageState state) {
   protect(page, 1, PROT_READ | PROT_WRITE);
+  set_dirty(page, state);
+}
+
+void Dsm::Engine::set_dirty(std::size_t page, PageState state) {
   state_[page] = state;
   if (!(listed_[page] & kInDirty)) {
     listed_[page] |= kInDirty;
