@@ -4,6 +4,7 @@
 // status that says it was unexpected.
 #pragma once
 
+#include <memory>
 #include <new>
 #include <string>
 #include <utility>
@@ -45,6 +46,23 @@ mpidsm_status_t guarded(Body&& body) noexcept {
   } catch (...) {
     return fail(MPIDSM_ERR_INVALID_STATE, "mpidsm: unexpected error of unknown type");
   }
+}
+
+// Sets `out` to a new handle around the object `make` returns; `out` is
+// NULL if that throws.
+template <class Handle, class Make>
+void create(Handle*& out, Make&& make) {
+  out = nullptr;
+  out = new Handle{make()};
+}
+
+// Takes the handle out of the caller's variable (which becomes NULL; NULL is
+// accepted): it is deleted when the returned owner goes.
+template <class Handle>
+std::unique_ptr<Handle> take(Handle*& handle) {
+  std::unique_ptr<Handle> owned(handle);
+  handle = nullptr;
+  return owned;
 }
 
 // Throws Errc::invalid_argument naming `what` (the C function and parameter)

@@ -1,12 +1,13 @@
 // The C API's DSM face.
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "c_boundary.hpp"
 
+using mpidsm::c_api::create;
 using mpidsm::c_api::guarded;
 using mpidsm::c_api::require;
+using mpidsm::c_api::take;
 
 namespace {
 
@@ -49,17 +50,14 @@ extern "C" {
 
 mpidsm_status_t mpidsm_dsm_create(mpidsm_runtime_t runtime, mpidsm_dsm_t* dsm) {
   return guarded([&] {
-    auto& out = require(dsm, "mpidsm_dsm_create: dsm");
-    out = nullptr;
-    out = new mpidsm_dsm{mpidsm::Dsm(require(runtime, "mpidsm_dsm_create: runtime").runtime)};
+    create(require(dsm, "mpidsm_dsm_create: dsm"),
+           [&] { return mpidsm::Dsm(require(runtime, "mpidsm_dsm_create: runtime").runtime); });
   });
 }
 
 mpidsm_status_t mpidsm_dsm_destroy(mpidsm_dsm_t* dsm) {
   return guarded([&] {
-    auto& handle = require(dsm, "mpidsm_dsm_destroy: dsm");
-    std::unique_ptr<mpidsm_dsm> owned(handle);
-    handle = nullptr;
+    take(require(dsm, "mpidsm_dsm_destroy: dsm"));  // collective, in ~Dsm
   });
 }
 

@@ -1,12 +1,13 @@
 // The C API's PGAS face: symmetric allocations named by local addresses.
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
 #include "c_boundary.hpp"
 
+using mpidsm::c_api::create;
 using mpidsm::c_api::guarded;
 using mpidsm::c_api::require;
+using mpidsm::c_api::take;
 
 namespace {
 
@@ -50,17 +51,14 @@ extern "C" {
 
 mpidsm_status_t mpidsm_pgas_create(mpidsm_runtime_t runtime, mpidsm_pgas_t* pgas) {
   return guarded([&] {
-    auto& out = require(pgas, "mpidsm_pgas_create: pgas");
-    out = nullptr;
-    out = new mpidsm_pgas{mpidsm::Pgas(require(runtime, "mpidsm_pgas_create: runtime").runtime)};
+    create(require(pgas, "mpidsm_pgas_create: pgas"),
+           [&] { return mpidsm::Pgas(require(runtime, "mpidsm_pgas_create: runtime").runtime); });
   });
 }
 
 mpidsm_status_t mpidsm_pgas_destroy(mpidsm_pgas_t* pgas) {
   return guarded([&] {
-    auto& handle = require(pgas, "mpidsm_pgas_destroy: pgas");
-    std::unique_ptr<mpidsm_pgas> owned(handle);
-    handle = nullptr;
+    take(require(pgas, "mpidsm_pgas_destroy: pgas"));  // collective, in ~Pgas
   });
 }
 

@@ -1,26 +1,23 @@
 // The C API's runtime and tagged messaging.
-#include <memory>
-
 #include "c_boundary.hpp"
 
+using mpidsm::c_api::create;
 using mpidsm::c_api::guarded;
 using mpidsm::c_api::require;
+using mpidsm::c_api::take;
 
 extern "C" {
 
 mpidsm_status_t mpidsm_runtime_create(MPI_Comm comm, mpidsm_runtime_t* runtime) {
   return guarded([&] {
-    auto& out = require(runtime, "mpidsm_runtime_create: runtime");
-    out = nullptr;
-    out = new mpidsm_runtime{mpidsm::Runtime(comm)};
+    create(require(runtime, "mpidsm_runtime_create: runtime"),
+           [&] { return mpidsm::Runtime(comm); });
   });
 }
 
 mpidsm_status_t mpidsm_runtime_destroy(mpidsm_runtime_t* runtime) {
   return guarded([&] {
-    auto& handle = require(runtime, "mpidsm_runtime_destroy: runtime");
-    std::unique_ptr<mpidsm_runtime> owned(handle);
-    handle = nullptr;
+    const auto owned = take(require(runtime, "mpidsm_runtime_destroy: runtime"));
     if (owned) owned->runtime.finalize();
   });
 }
