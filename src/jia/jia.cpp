@@ -81,9 +81,17 @@ std::size_t pages_of(int bytes) {
   return std::max<std::size_t>(1, (static_cast<std::size_t>(bytes) + page - 1) / page);
 }
 
-std::size_t id_of(const char* call, const char* what, int id) {
-  if (id < 0) die(std::string(call) + ": " + what + " " + std::to_string(id) + " is negative");
-  return static_cast<std::size_t>(id);
+// A lock or condition variable id, a length or a count: never negative.
+std::size_t non_negative(const char* call, const char* what, int value) {
+  if (value < 0)
+    die(std::string(call) + ": " + what + " " + std::to_string(value) + " is negative");
+  return static_cast<std::size_t>(value);
+}
+
+// A DSM operation on lock or condition variable `id`, on behalf of `call`.
+void on_id(const char* call, const char* what, int id,
+           void (mpidsm::Dsm::*operation)(std::size_t)) {
+  run(call, [&](Jia& j) { ((*j.dsm).*operation)(non_negative(call, what, id)); });
 }
 
 int user_tag(const char* call, int tag, bool receiving) {
@@ -92,23 +100,6 @@ int user_tag(const char* call, int tag, bool receiving) {
     die(std::string(call) + ": tag " + std::to_string(tag) + " is outside 0 .. " +
         std::to_string(mpidsm::max_tag));
   return tag;
-}
-
-int receive(const char* call, char* buffer, int length, int from, int tag) {
-  return run(call, [&](Jia& j) {
-    const mpidsm::MessageInfo got =
-        j.runtime->transport().recv(from == MSG_PROC_ALL ? mpidsm::any_source : from, tag, buffer,
-                                    static_cast<std::size_t>(length));
-    return static_cast<int>(got.size);
-  });
-}
-
-void send(const char* call, const char* buffer, int length, int to, int tag) {
-  check_host(call, "host", to);
-  run(call, [&](Jia& j) {
-    j.runtime->transport().send(to, tag, buffer, static_cast<std::size_t>(length));
-    return 0;
-  });
 }
 
 // jia_reduce's operation as MPI's, from JIAJIA's numbering (type * 10 + kind).
@@ -158,10 +149,7 @@ void jia_init(int argc, char** argv) {
 
 void jia_exit(void) {
   Jia& j = state("jia_exit");
-  run("jia_exit", [](Jia& jj) {
-    jj.dsm->barrier();
-    return 0;
-  });
+  run("jia_exit", [](Jia& jj) { jj.dsm->barrier(); });
   std::fflush(stdout);
   const bool finalize_mpi = j.started_mpi;
   try {
@@ -234,52 +222,33 @@ unsigned long jia_alloc4(int size, int* blocks, int n, int starthost) {
 }
 
 void jia_lock(int lock) {
-  run("jia_lock", [&](Jia& j) {
-    j.dsm->lock(id_of("jia_lock", "lock", lock));
-    return 0;
-  });
+  on_id("jia_lock", "lock", lock, &mpidsm::Dsm::lock);
 }
 
 void jia_unlock(int lock) {
-  run("jia_unlock", [&](Jia& j) {
-    j.dsm->unlock(id_of("jia_unlock", "lock", lock));
-    return 0;
-  });
+  on_id("jia_unlock", "lock", lock, &mpidsm::Dsm::unlock);
 }
 
 void jia_barrier(void) {
-  run("jia_barrier", [](Jia& j) {
-    j.dsm->barrier();
-    return 0;
-  });
+  run("jia_barrier", [](Jia& j) { j.dsm->barrier(); });
 }
 
 void jia_wait(void) {
   run("jia_wait", [](Jia& j) {
     if (MPI_Barrier(j.runtime->comm()) != MPI_SUCCESS) die("jia_wait: MPI_Barrier failed");
-    return 0;
   });
 }
 
 void jia_setcv(int cv) {
-  run("jia_setcv", [&](Jia& j) {
-    j.dsm->set_flag(id_of("jia_setcv", "cv", cv));
-    return 0;
-  });
+  on_id("jia_setcv", "cv", cv, &mpidsm::Dsm::set_flag);
 }
 
 void jia_resetcv(int cv) {
-  run("jia_resetcv", [&](Jia& j) {
-    j.dsm->reset_flag(id_of("jia_resetcv", "cv", cv));
-    return 0;
-  });
+  on_id("jia_resetcv", "cv", cv, &mpidsm::Dsm::reset_flag);
 }
 
 void jia_waitcv(int cv) {
-  run("jia_waitcv", [&](Jia& j) {
-    j.dsm->wait_flag(id_of("jia_waitcv", "cv", cv));
-    return 0;
-  });
+  on_id("jia_waitcv", "cv", cv, &mpidsm::Dsm::wait_flag);
 }
 
 void jia_error(char* format, ...) {
@@ -292,10 +261,7 @@ void jia_error(char* format, ...) {
 }
 
 unsigned int jia_startstat(void) {
-  run("jia_startstat", [](Jia& j) {
-    j.dsm->reset_stats();
-    return 0;
-  });
+  run("jia_startstat", [](Jia& j) { j.dsm->reset_stats(); });
   return 0;
 }
 
@@ -303,7 +269,6 @@ unsigned int jia_stopstat(void) {
   run("jia_stopstat", [](Jia& j) {
     if (jia_pid == 0) std::fprintf(stderr, "jia: DSM statistics since jia_startstat\n");
     j.dsm->print_stats(stderr);  // collective: host 0 prints every host's column
-    return 0;
   });
   return 0;
 }
@@ -314,14 +279,20 @@ float jia_clock(void) {
 }
 
 void jia_send(char* buffer, int length, int tohost, int tag) {
-  if (length < 0) die("jia_send: length " + std::to_string(length) + " is negative");
-  send("jia_send", buffer, length, tohost, user_tag("jia_send", tag, false));
+  const std::size_t bytes = non_negative("jia_send", "length", length);
+  check_host("jia_send", "host", tohost);
+  const int user = user_tag("jia_send", tag, false);
+  run("jia_send", [&](Jia& j) { j.runtime->transport().send(tohost, user, buffer, bytes); });
 }
 
 int jia_recv(char* buffer, int length, int fromhost, int tag) {
-  if (length < 0) die("jia_recv: length " + std::to_string(length) + " is negative");
+  const std::size_t capacity = non_negative("jia_recv", "length", length);
   if (fromhost != MSG_PROC_ALL) check_host("jia_recv", "host", fromhost);
-  return receive("jia_recv", buffer, length, fromhost, user_tag("jia_recv", tag, true));
+  const int source = fromhost == MSG_PROC_ALL ? mpidsm::any_source : fromhost;
+  const int user = user_tag("jia_recv", tag, true);
+  return run("jia_recv", [&](Jia& j) {
+    return static_cast<int>(j.runtime->transport().recv(source, user, buffer, capacity).size);
+  });
 }
 
 // The collectives run on the runtime's private communicator, never through
@@ -330,11 +301,10 @@ int jia_recv(char* buffer, int length, int fromhost, int tag) {
 // collectives used reserved tags).
 void jia_bcast(char* buffer, int length, int root) {
   check_host("jia_bcast", "root", root);
-  if (length < 0) die("jia_bcast: length " + std::to_string(length) + " is negative");
+  non_negative("jia_bcast", "length", length);
   run("jia_bcast", [&](Jia& j) {
     if (MPI_Bcast(buffer, length, MPI_BYTE, root, j.runtime->comm()) != MPI_SUCCESS)
       die("jia_bcast: MPI_Bcast failed");
-    return 0;
   });
 }
 
@@ -344,12 +314,11 @@ void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root) {
   MPI_Op operation;
   if (!reduction_of(op, type, operation))
     die("jia_reduce: op " + std::to_string(op) + " is unknown");
-  if (count < 0) die("jia_reduce: count " + std::to_string(count) + " is negative");
+  non_negative("jia_reduce", "count", count);
   run("jia_reduce", [&](Jia& j) {
     if (MPI_Reduce(sendbuf, recvbuf, count, type, operation, root, j.runtime->comm()) !=
         MPI_SUCCESS)
       die("jia_reduce: MPI_Reduce failed");
-    return 0;
   });
 }
 
