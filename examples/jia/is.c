@@ -23,7 +23,7 @@
 enum { kBucketBits = 10, kBuckets = 1 << kBucketBits };
 
 static int key_bits; /* keys are below 2^key_bits */
-static long key_set;  /* which keys: every repetition sorts new ones */
+static long key_set; /* which keys: every repetition sorts new ones */
 
 /* Key i of the current key set, the same wherever it is generated: the sum
  * of four 16-bit uniforms (a bell shape, as NAS IS's generator gives),

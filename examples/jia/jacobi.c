@@ -78,12 +78,8 @@ int main(int argc, char** argv) {
 
   /* Host 0 checks the shared grid and the gathered MPI rows against a sequential run. */
   float* gathered = jiapid == 0 ? malloc((size_t)(n * n) * sizeof(float)) : NULL;
-  int* counts = malloc((size_t)jiahosts * sizeof(int));
-  int* offsets = malloc((size_t)jiahosts * sizeof(int));
-  for (int h = 0; h < jiahosts; ++h) {
-    offsets[h] = (int)(n * h / jiahosts * n);
-    counts[h] = (int)((n * (h + 1) / jiahosts - n * h / jiahosts) * n);
-  }
+  int *counts, *offsets;
+  app_block_shares(n, n, &counts, &offsets); /* rows of n floats */
   MPI_Gatherv(local[sweeps % 2] + n, (int)(rows * n), MPI_FLOAT, gathered, counts, offsets,
               MPI_FLOAT, 0, MPI_COMM_WORLD);
   int ok = 1;

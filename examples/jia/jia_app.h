@@ -52,6 +52,18 @@ static inline void app_report(const char* title, const double* dsm, const double
   fflush(stdout);
 }
 
+/* Host h's share of `items` items of `unit` elements each, as MPI's *v
+ * collectives take them: items [items*h/P, items*(h+1)/P) at offsets[h],
+ * counts[h] elements. The arrays are allocated here; free() them. */
+static inline void app_block_shares(long items, long unit, int** counts, int** offsets) {
+  *counts = malloc((size_t)jiahosts * sizeof(int));
+  *offsets = malloc((size_t)jiahosts * sizeof(int));
+  for (int h = 0; h < jiahosts; ++h) {
+    (*offsets)[h] = (int)(items * h / jiahosts * unit);
+    (*counts)[h] = (int)((items * (h + 1) / jiahosts - items * h / jiahosts) * unit);
+  }
+}
+
 /* Every host learns whether all passed; host 0 says so. Returns the exit status. */
 static inline int app_verdict(int ok, const char* what) {
   int all = 0;

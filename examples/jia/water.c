@@ -89,12 +89,8 @@ int main(int argc, char** argv) {
   double* velocity = malloc((size_t)(mine * 3) * sizeof(double));
   double* all_positions = malloc((size_t)(n * 3) * sizeof(double));
   double* summed = malloc((size_t)(n * 3) * sizeof(double));
-  int* counts = malloc((size_t)jiahosts * sizeof(int));
-  int* offsets = malloc((size_t)jiahosts * sizeof(int));
-  for (int h = 0; h < jiahosts; ++h) {
-    offsets[h] = (int)(n * h / jiahosts * 3);
-    counts[h] = (int)((n * (h + 1) / jiahosts - n * h / jiahosts) * 3);
-  }
+  int *counts, *offsets;
+  app_block_shares(n, 3, &counts, &offsets); /* molecules of 3 coordinates */
 
   double dsm_time[16], mpi_time[16];
   const int runs = reps < 16 ? reps : 16;
