@@ -43,6 +43,10 @@ struct Config {
   std::size_t progress_spin_us = 200;
   // Message size from which UCX switches tagged sends to rendezvous; 0 lets UCX decide.
   std::size_t rndv_threshold = 0;
+  // Tagged messages to ranks of this node up to this size travel through
+  // shared-memory mailboxes (larger ones announce themselves there and follow
+  // by UCX rendezvous); 0 sends every message through UCX's tag matching.
+  std::size_t shm_eager_limit = 4096;
   // Bytes of symmetric heap per rank (the PGAS face allocates from it).
   std::size_t heap_size = std::size_t{128} << 20;
   // Use loads, stores and CPU atomics on peers' memory that UCX can map.

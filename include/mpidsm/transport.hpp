@@ -59,6 +59,10 @@ struct TransportOptions {
   bool shareable = false;
   // Rendezvous threshold for tagged messages; 0 keeps UCX's own choice.
   std::size_t rndv_threshold = 0;
+  // Messages to ranks of this node go through shared-memory mailboxes, whole
+  // up to this size (at most 16,360 bytes); 0: every message through UCX.
+  // Collective: ranks agree on the smallest value.
+  std::size_t shm_eager_limit = 4096;
   // Waits yield the CPU after a run of idle polls: always, never, or (auto)
   // when the node runs more ranks than it has CPUs.
   YieldMode yield_when_idle = YieldMode::automatic;
@@ -136,17 +140,19 @@ class Request {
 
  private:
   friend class Transport;
-  enum class Kind { send_or_rma, receive };
+  // mailbox_receive: handle_ is a receive in the same-node mailboxes' matching.
+  enum class Kind { send_or_rma, receive, mailbox_receive };
   // `pinned` (of `pinned_size` bytes) is DSM memory the operation uses,
   // unpinned when it completes.
   Request(Transport* transport, void* handle, Kind kind, const char* what, int peer,
           std::size_t capacity, const void* pinned = nullptr, std::size_t pinned_size = 0);
   bool poll();
+  bool poll_mailbox();
   void release() noexcept;
   void unpin() noexcept;
 
   Transport* transport_ = nullptr;
-  void* handle_ = nullptr;  // UCX request; nullptr once complete
+  void* handle_ = nullptr;  // UCX request (or mailbox receive); nullptr once complete
   Kind kind_ = Kind::send_or_rma;
   const char* what_ = "";
   int peer_ = no_rank;

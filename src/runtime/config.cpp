@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "mpidsm/error.hpp"
+#include "transport/mailbox_ring.hpp"
 
 namespace mpidsm {
 namespace {
@@ -17,6 +18,7 @@ constexpr const char* kProgressThread = "MPIDSM_PROGRESS_THREAD";
 constexpr const char* kProgressSpin = "MPIDSM_PROGRESS_SPIN_US";
 constexpr const char* kYieldWhenIdle = "MPIDSM_YIELD_WHEN_IDLE";
 constexpr const char* kRndvThresh = "MPIDSM_RNDV_THRESH";
+constexpr const char* kShmEagerLimit = "MPIDSM_SHM_EAGER_LIMIT";
 constexpr const char* kHeapSize = "MPIDSM_HEAP_SIZE";
 constexpr const char* kDirectAccess = "MPIDSM_DIRECT_ACCESS";
 constexpr const char* kDsmSize = "MPIDSM_DSM_SIZE";
@@ -42,6 +44,11 @@ constexpr std::array kVariables{
     ConfigVariable{kRndvThresh, "auto",
                    "auto|<size>: tagged messages of at least this many bytes use UCX's "
                    "rendezvous protocol (sets UCX's RNDV_THRESH for mpidsm's context only)"},
+    ConfigVariable{kShmEagerLimit, "4096",
+                   "<size>: tagged messages to ranks of the same node up to this size travel "
+                   "through shared-memory mailboxes (at most 16360; larger ones are announced "
+                   "there and follow by UCX rendezvous); 0 sends every message through UCX's "
+                   "tag matching"},
     ConfigVariable{kHeapSize, "128M",
                    "<size>: symmetric heap per rank for PGAS allocations (shared memory "
                    "allocated by UCX, so same-node peers reach it by load/store)"},
@@ -161,6 +168,11 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
     config.rndv_threshold = parse_size(kRndvThresh, v);
     if (config.rndv_threshold == 0) bad_value(kRndvThresh, v, "'auto' or a size above 0");
   }
+  if (const char* v = lookup(kShmEagerLimit)) {
+    config.shm_eager_limit = parse_size(kShmEagerLimit, v);
+    if (config.shm_eager_limit > detail::RingLayout::max_eager)
+      bad_value(kShmEagerLimit, v, "a size of at most 16360 (0 disables the mailboxes)");
+  }
   if (const char* v = lookup(kHeapSize)) {
     config.heap_size = parse_size(kHeapSize, v);
     if (config.heap_size < 4096) bad_value(kHeapSize, v, "a size of at least 4K");
@@ -205,6 +217,7 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
       {kProgressSpin, std::to_string(progress_spin_us)},
       {kYieldWhenIdle, to_string(yield_when_idle)},
       {kRndvThresh, rndv_threshold == 0 ? "auto" : std::to_string(rndv_threshold)},
+      {kShmEagerLimit, std::to_string(shm_eager_limit)},
       {kHeapSize, std::to_string(heap_size)},
       {kDirectAccess, direct_access ? "auto" : "off"},
       {kDsmSize, std::to_string(dsm_size)},

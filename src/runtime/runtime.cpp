@@ -125,6 +125,7 @@ Runtime::Runtime(MPI_Comm comm) {
   TransportOptions options;
   options.shareable = mode != ProgressMode::off;
   options.rndv_threshold = state->config.rndv_threshold;
+  options.shm_eager_limit = state->config.shm_eager_limit;
   options.yield_when_idle = state->config.yield_when_idle;
   state->transport = std::make_unique<Transport>(state->comm, state->id, options);
   if (mode == ProgressMode::on) state->start_progress_thread();

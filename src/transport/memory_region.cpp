@@ -83,8 +83,8 @@ MemoryRegion Transport::allocate(std::size_t size, bool zeroed) {
   return impl_->map_region(nullptr, size, true, zeroed);
 }
 
-MemoryRegion Transport::Impl::map_region(void* base, std::size_t length, bool allocate,
-                                         bool zeroed) {
+MemoryRegion Transport::Impl::map_region(void* base, std::size_t length, bool allocate, bool zeroed,
+                                         bool peers_need_progress) {
   // Local part: validate, map, pack. Failures are agreed on before any exchange.
   std::optional<Error> failure;
   ucp_mem_h memh = nullptr;
@@ -162,7 +162,7 @@ MemoryRegion Transport::Impl::map_region(void* base, std::size_t length, bool al
     }
   }
   state->generation = next_generation++;
-  if (!every_peer_mapped) announce_unmappable_peer();
+  if (!every_peer_mapped && peers_need_progress) announce_unmappable_peer();
   return MemoryRegion(state, state->generation);
 }
 

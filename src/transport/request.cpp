@@ -1,6 +1,7 @@
 // Completion handles for non-blocking sends, receives, puts and gets.
 #include <ucp/api/ucp.h>
 
+#include <memory>
 #include <utility>
 
 #include "dsm/fault_handler.hpp"
@@ -64,7 +65,15 @@ void Request::release() noexcept {
   try {
     wait();
   } catch (const Error&) {
-    // Completed with an error nobody asked for: nothing left to protect.
+    // Completed with an error nobody asked for: nothing left to protect,
+    // except a receive the wait gave up on (its peer is gone), which must
+    // leave the mailboxes' queue.
+    if (kind_ == Kind::mailbox_receive && handle_) {
+      std::unique_ptr<detail::PostedReceive> receive(static_cast<detail::PostedReceive*>(handle_));
+      transport_->impl_->mailboxes.withdraw(*receive);
+      handle_ = nullptr;
+      unpin();
+    }
   }
 }
 
@@ -72,6 +81,7 @@ void Request::release() noexcept {
 // description, frees the UCX request and throws if it failed.
 bool Request::poll() {
   if (!handle_) return true;
+  if (kind_ == Kind::mailbox_receive) return poll_mailbox();
   ucs_status_t status;
   ucp_tag_recv_info_t info{};
   if (kind_ == Kind::receive) {
@@ -89,6 +99,21 @@ bool Request::poll() {
       throw detail::truncated(transport_->rank(), message_, capacity_);
   }
   detail::check_ucx(transport_->rank(), what_, peer_, status);
+  return true;
+}
+
+// Takes in arrived messages; on completion records the message, frees the
+// receive and throws if it failed.
+bool Request::poll_mailbox() {
+  auto* receive = static_cast<detail::PostedReceive*>(handle_);
+  if (!transport_->impl_->mailboxes.poll_for(*receive)) return false;
+  std::unique_ptr<detail::PostedReceive> done(receive);
+  handle_ = nullptr;
+  unpin();
+  message_ = receive->info;
+  if (receive->status == UCS_ERR_MESSAGE_TRUNCATED)
+    throw detail::truncated(transport_->rank(), message_, capacity_);
+  detail::check_ucx(transport_->rank(), what_, message_.source, receive->status);
   return true;
 }
 

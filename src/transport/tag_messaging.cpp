@@ -1,5 +1,7 @@
-// Tagged send/recv over UCX's tag matching (offloaded by NICs that support it).
-// Rendezvous for large messages is UCX's: see TransportOptions::rndv_threshold.
+// Tagged send/recv: through the same-node mailboxes where a pair has them
+// (mailboxes.hpp), otherwise over UCX's tag matching (offloaded by NICs that
+// support it). Rendezvous for large messages is UCX's: see
+// TransportOptions::rndv_threshold.
 #include <ucp/api/ucp.h>
 
 #include <atomic>
@@ -50,11 +52,17 @@ Request Transport::isend(int peer, int tag, const void* buffer, std::size_t size
   check_tag(rank_, tag, false, "send");
   check_buffer(rank_, buffer, size, "send");
   const bool pinned = detail::pin(buffer, size, false);
-  ucp_request_param_t param{};
-  ucp_tag_t ucp_tag = detail::TagCodec::encode(impl_->runtime_id, static_cast<std::uint32_t>(rank_),
-                                               static_cast<std::uint32_t>(tag));
-  return Request(this, ucp_tag_send_nbx(impl_->endpoints[peer], buffer, size, ucp_tag, &param),
-                 Request::Kind::send_or_rma, "send", peer, 0, buffer, pinned ? size : 0);
+  ucs_status_ptr_t handle;
+  if (impl_->mailboxes.reaches(peer)) {
+    handle = impl_->mailboxes.send(impl_->endpoints[peer], peer, tag, buffer, size);
+  } else {
+    ucp_request_param_t param{};
+    ucp_tag_t ucp_tag = detail::TagCodec::encode(
+        impl_->runtime_id, static_cast<std::uint32_t>(rank_), static_cast<std::uint32_t>(tag));
+    handle = ucp_tag_send_nbx(impl_->endpoints[peer], buffer, size, ucp_tag, &param);
+  }
+  return Request(this, handle, Request::Kind::send_or_rma, "send", peer, 0, buffer,
+                 pinned ? size : 0);
 }
 
 void Transport::send(int peer, int tag, const void* buffer, std::size_t size) {
@@ -64,6 +72,12 @@ void Transport::send(int peer, int tag, const void* buffer, std::size_t size) {
 Request Transport::irecv(int source, int tag, void* buffer, std::size_t capacity) {
   auto [ucp_tag, mask] = impl_->receive_match(source, tag, buffer, capacity);
   const bool pinned = detail::pin(buffer, capacity, true);
+  if (impl_->mailboxes.matching()) {
+    auto* receive = new detail::PostedReceive{source, tag, buffer, capacity};
+    impl_->mailboxes.post(*receive);
+    return Request(this, receive, Request::Kind::mailbox_receive, "recv", source, capacity, buffer,
+                   pinned ? capacity : 0);
+  }
   // Always get a request back (see recv()): the sender's tag and the length
   // are read from the request when it completes.
   ucp_request_param_t param{};
@@ -96,9 +110,27 @@ void receive_completed(void*, ucs_status_t status, const ucp_tag_recv_info_t* in
 
 }  // namespace
 
+MessageInfo Transport::Impl::receive_from_mailboxes(int source, int tag, void* buffer,
+                                                    std::size_t capacity) {
+  detail::PostedReceive receive{source, tag, buffer, capacity};
+  mailboxes.post(receive);
+  try {
+    progress_until([&] { return mailboxes.poll_for(receive); }, "recv");
+  } catch (const Error&) {
+    mailboxes.withdraw(receive);
+    throw;
+  }
+  if (receive.status == UCS_ERR_MESSAGE_TRUNCATED)
+    throw detail::truncated(rank, receive.info, capacity);
+  detail::check_ucx(rank, "recv", receive.info.source, receive.status);
+  return receive.info;
+}
+
 MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capacity) {
   auto [ucp_tag, mask] = impl_->receive_match(source, tag, buffer, capacity);
   detail::ScopedPin pin(buffer, capacity, true);
+  if (impl_->mailboxes.matching())
+    return impl_->receive_from_mailboxes(source, tag, buffer, capacity);
   ReceiveSlot slot;
   // NO_IMM_CMPL: UCX 1.13 leaves recv_info empty when a waiting message
   // completes the receive inside the call, so completion always comes
@@ -125,8 +157,9 @@ MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capac
 std::optional<MessageInfo> Transport::probe(int source, int tag) {
   if (source != any_source) impl_->check_peer(source, "probe");
   check_tag(rank_, tag, true, "probe");
-  auto [ucp_tag, mask] = match(impl_->runtime_id, source, tag);
   ucp_worker_progress(impl_->worker);
+  if (impl_->mailboxes.matching()) return impl_->mailboxes.probe(source, tag);
+  auto [ucp_tag, mask] = match(impl_->runtime_id, source, tag);
   ucp_tag_recv_info_t info{};
   if (!ucp_tag_probe_nb(impl_->worker, ucp_tag, mask, 0, &info)) return std::nullopt;
   return detail::TagCodec::describe(info.sender_tag, info.length);

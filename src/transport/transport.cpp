@@ -156,6 +156,7 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
                       ucp_ep_create(s.worker, &params, &s.endpoints[peer]));
   }
   s.liveness.exchange(comm, rank_);
+  s.open_mailboxes(options.shm_eager_limit);
 }
 
 Transport::~Transport() {

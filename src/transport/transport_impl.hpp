@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dsm/fault_handler.hpp"
+#include "mailboxes.hpp"
 #include "mpidsm/transport.hpp"
 #include "peer_liveness.hpp"
 #include "ucx_status.hpp"
@@ -90,6 +91,10 @@ struct Transport::Impl {
   // Waits until every call to `peer` (no_rank: to every peer) has returned.
   void wait_for_calls(int peer, const char* operation);
 
+  // Tagged messages to ranks of this node (mailbox_setup.cpp).
+  detail::Mailboxes mailboxes;
+  void open_mailboxes(std::size_t eager_limit);
+
   std::function<void()> target_progress_hook;
   bool target_progress_needed = false;
 
@@ -129,6 +134,10 @@ struct Transport::Impl {
     unsigned idle = 0, polls = 0;
     WaiterCount counted(waiters);
     while (!done()) {
+      // Whatever this rank waits for, messages queued behind a full mailbox
+      // leave as it drains, and posted receives take what arrives (a
+      // rendezvous's bytes need the receiver to match its record).
+      if (mailboxes.has_work()) mailboxes.progress();
       if (ucp_worker_progress(worker) != 0) {
         idle = 0;
       } else if (yield_when_idle && ++idle == idle_polls_before_yield) {
@@ -186,10 +195,16 @@ struct Transport::Impl {
   std::uint64_t native_fetch(AtomicOp op, int peer, const detail::RemoteKey& key,
                              std::size_t offset, std::size_t width, std::uint64_t operand,
                              std::uint64_t compare);
-  MemoryRegion map_region(void* base, std::size_t length, bool allocate, bool zeroed);
+  // `peers_need_progress`: peers that cannot map the region reach it through
+  // UCX, so this rank's target-side progress matters (false for memory that
+  // only same-node peers use).
+  MemoryRegion map_region(void* base, std::size_t length, bool allocate, bool zeroed,
+                          bool peers_need_progress = true);
   // Validates a receive's arguments and returns the UCX tag and mask it matches.
   std::pair<std::uint64_t, std::uint64_t> receive_match(int source, int tag, const void* buffer,
                                                         std::size_t capacity) const;
+  // A blocking receive matched by the mailboxes' software matching.
+  MessageInfo receive_from_mailboxes(int source, int tag, void* buffer, std::size_t capacity);
   void barrier();
   void wait_mpi(MPI_Request& request, const char* waiting_for);
   void announce_unmappable_peer();
