@@ -49,11 +49,26 @@ void print_failures_of_other_ranks(const std::string& mine, int rank, int size) 
   if (rank == 0 && total > 0) std::printf("\nFailures on other ranks:\n%s", all.c_str());
 }
 
+// The MPI thread level to ask for: MPI_THREAD_SERIALIZED, or the level a
+// --thread-level=funneled|single|multiple argument names (threading tests).
+int requested_thread_level(int argc, char** argv) {
+  const std::string prefix = "--thread-level=";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind(prefix, 0) != 0) continue;
+    const std::string level = arg.substr(prefix.size());
+    if (level == "single") return MPI_THREAD_SINGLE;
+    if (level == "funneled") return MPI_THREAD_FUNNELED;
+    if (level == "multiple") return MPI_THREAD_MULTIPLE;
+  }
+  return MPI_THREAD_SERIALIZED;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  MPI_Init_thread(&argc, &argv, requested_thread_level(argc, argv), &provided);
   ::testing::InitGoogleTest(&argc, argv);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -70,15 +70,15 @@ Dsm::Engine& Dsm::live(const char* operation) const {
 }
 
 void* Dsm::allocate_bytes(std::size_t bytes, const Placement& placement) {
-  detail::require_mpi_active(engine_->rank(), "Dsm::allocate");
+  detail::require_mpi_callable(engine_->rank(), "Dsm::allocate");
   return live("allocate").allocate(bytes, placement);
 }
 void Dsm::free(void* address) {
-  detail::require_mpi_active(engine_->rank(), "Dsm::free");
+  detail::require_mpi_callable(engine_->rank(), "Dsm::free");
   live("free").free(address);
 }
 void Dsm::barrier() {
-  detail::require_mpi_active(engine_->rank(), "Dsm::barrier");
+  detail::require_mpi_callable(engine_->rank(), "Dsm::barrier");
   live("barrier").barrier();
 }
 void Dsm::lock(std::size_t id) {
@@ -145,11 +145,11 @@ DsmStats Dsm::stats() const {
   return live("stats").stats();
 }
 void Dsm::reset_stats() {
-  detail::require_mpi_active(engine_->rank(), "Dsm::reset_stats");
+  detail::require_mpi_callable(engine_->rank(), "Dsm::reset_stats");
   live("reset_stats").reset_stats();
 }
 void Dsm::print_stats(std::FILE* out) const {
-  detail::require_mpi_active(engine_->rank(), "Dsm::print_stats");
+  detail::require_mpi_callable(engine_->rank(), "Dsm::print_stats");
   live("print_stats").print_stats(out);
 }
 int Dsm::rank() const {

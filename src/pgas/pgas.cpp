@@ -173,7 +173,7 @@ bool Pgas::direct(int rank) const {
 
 const detail::Allocation* Pgas::allocate_bytes(std::size_t bytes, std::uint64_t& generation) {
   State& s = live("allocate");
-  detail::require_mpi_active(rank_, "Pgas::allocate");
+  detail::require_mpi_callable(rank_, "Pgas::allocate");
   MPI_Comm comm = s.runtime.comm();
   // Every rank must ask for the same size, or the heap stops being symmetric.
   const long long mine[] = {static_cast<long long>(bytes)};
@@ -213,7 +213,7 @@ void Pgas::free_at(const void* local) {
 void Pgas::free_bytes(const detail::Allocation* allocation, std::uint64_t generation,
                       const void* local) {
   State& s = live("free");
-  detail::require_mpi_active(rank_, "Pgas::free");
+  detail::require_mpi_callable(rank_, "Pgas::free");
   MPI_Comm comm = s.runtime.comm();
   std::optional<Error> failure;
   if (!allocation || allocation->generation != generation)
@@ -358,7 +358,7 @@ Pgas::State& Pgas::live(const char* operation) const {
 void Pgas::barrier() {
   quiet();
   State& s = live("barrier");
-  detail::require_mpi_active(rank_, "Pgas::barrier");
+  detail::require_mpi_callable(rank_, "Pgas::barrier");
   // A blocking MPI_Barrier is fine when no peer needs this rank's progress for
   // its one-sided operations; otherwise wait while driving UCX (faster than
   // waking the progress thread for every remote operation).

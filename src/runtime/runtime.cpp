@@ -30,6 +30,7 @@ void require_mpi(MPI_Comm comm) {
                     ": create mpidsm::Runtime between MPI_Init and MPI_Finalize");
   if (comm == MPI_COMM_NULL)
     throw Error(Errc::invalid_argument, no_rank, "Runtime: communicator is MPI_COMM_NULL");
+  detail::require_mpi_callable(no_rank, "Runtime creation");
 }
 
 // Reads the configuration on every rank and fails on all of them together

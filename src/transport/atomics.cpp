@@ -98,6 +98,7 @@ std::uint64_t Transport::Impl::native_fetch(AtomicOp op, int peer, const detail:
 std::uint64_t Transport::atomic_fetch_raw(AtomicOp op, int peer, const MemoryRegion& region,
                                           std::size_t offset, std::size_t width,
                                           std::uint64_t operand, std::uint64_t compare) {
+  auto in_use = impl_->use_worker("atomic fetch");
   const auto& key = impl_->atomic_target(region, peer, offset, width, "atomic fetch");
   if (op != AtomicOp::bit_and && op != AtomicOp::bit_or && op != AtomicOp::bit_xor)
     return impl_->native_fetch(op, peer, key, offset, width, operand, compare);
@@ -119,6 +120,7 @@ std::uint64_t Transport::atomic_fetch_raw(AtomicOp op, int peer, const MemoryReg
 
 void Transport::atomic_post_raw(AtomicOp op, int peer, const MemoryRegion& region,
                                 std::size_t offset, std::size_t width, std::uint64_t operand) {
+  auto in_use = impl_->use_worker("atomic post");
   if (op == AtomicOp::swap || op == AtomicOp::compare_swap)
     throw Error(Errc::invalid_argument, rank_,
                 std::string("atomic_post: ") + to_string(op) + " only exists as a fetching atomic");

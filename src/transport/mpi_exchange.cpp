@@ -7,12 +7,25 @@
 
 namespace mpidsm::detail {
 
-void require_mpi_active(int rank, const char* operation) {
+void require_mpi_callable(int rank, const char* operation) {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized)
     throw Error(Errc::mpi, rank,
                 std::string(operation) + " after MPI_Finalize: collective operations need MPI");
+  int provided = MPI_THREAD_SINGLE, main_thread = 1;
+  MPI_Query_thread(&provided);
+  if (provided >= MPI_THREAD_SERIALIZED) return;
+  MPI_Is_thread_main(&main_thread);
+  if (!main_thread)
+    throw Error(Errc::mpi, rank,
+                std::string(operation) +
+                    " on a thread other than MPI's main thread, but MPI "
+                    "provides only " +
+                    (provided == MPI_THREAD_SINGLE ? "MPI_THREAD_SINGLE" : "MPI_THREAD_FUNNELED") +
+                    ": mpidsm's collective calls call MPI from the calling thread; make them on "
+                    "the thread that initialised MPI, or initialise MPI with MPI_Init_thread and "
+                    "MPI_THREAD_SERIALIZED or above");
 }
 
 void check_mpi(int rank, const char* call, int rc) {

@@ -40,9 +40,11 @@ ValueRange value_range(MPI_Comm comm, int rank, std::span<const long long> mine)
 void require_same_values(MPI_Comm comm, int rank, std::span<const char* const> names,
                          std::span<const long long> values, Errc code, const std::string& context);
 
-// Throws Error(Errc::mpi) naming `operation` when MPI_Finalize has been called
-// (a collective then cannot run; Open MPI would abort the process).
-void require_mpi_active(int rank, const char* operation);
+// Throws Error(Errc::mpi) naming `operation` when this thread may not call
+// MPI now: after MPI_Finalize (a collective then cannot run; Open MPI would
+// abort the process), or on a thread other than MPI's main thread when MPI
+// provides less than MPI_THREAD_SERIALIZED (docs/threading.md).
+void require_mpi_callable(int rank, const char* operation);
 
 // Throws Error(Errc::mpi) naming the MPI call when rc is not MPI_SUCCESS.
 void check_mpi(int rank, const char* call, int rc);

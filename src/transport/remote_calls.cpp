@@ -119,6 +119,7 @@ void Transport::remove_remote_handler(std::uint32_t id) noexcept {
 }
 
 void Transport::call_nbi(int peer, std::uint32_t id, const void* bytes, std::size_t size) {
+  auto in_use = impl_->use_worker("call_nbi");
   Impl& s = *impl_;
   s.check_peer(peer, "call_nbi");
   if (id >= s.remote_handlers.size() || s.remote_handlers[id].handler.load() == nullptr)

@@ -119,12 +119,14 @@ bool Request::poll_mailbox() {
 
 bool Request::test() {
   if (!handle_) return true;
+  auto in_use = transport_->impl_->use_worker(what_);
   transport_->progress();
   return poll();
 }
 
 void Request::wait() {
   if (!handle_) return;
+  auto in_use = transport_->impl_->use_worker(what_);
   Transport::Impl& s = *transport_->impl_;
   bool done = false;
   s.progress_until([&] { return done = poll(); }, what_);

@@ -10,6 +10,7 @@ namespace mpidsm {
 
 void Transport::put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
                         std::size_t size) {
+  auto in_use = impl_->use_worker("put");
   const auto& key = impl_->remote(dst, peer, offset, size, "put");
   impl_->pin_until_flush(peer, src, size, false);
   ucp_request_param_t param{};
@@ -20,6 +21,7 @@ void Transport::put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, c
 
 void Transport::get_nbi(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
                         std::size_t size) {
+  auto in_use = impl_->use_worker("get");
   const auto& key = impl_->remote(src, peer, offset, size, "get");
   impl_->pin_until_flush(peer, dst, size, true);
   ucp_request_param_t param{};
@@ -30,6 +32,7 @@ void Transport::get_nbi(int peer, const MemoryRegion& src, std::size_t offset, v
 
 Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
                           std::size_t size) {
+  auto in_use = impl_->use_worker("put");
   const auto& key = impl_->remote(dst, peer, offset, size, "put");
   const bool pinned = detail::pin(src, size, false);
   ucp_request_param_t param{};
@@ -40,6 +43,7 @@ Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset,
 
 Request Transport::get_nb(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
                           std::size_t size) {
+  auto in_use = impl_->use_worker("get");
   const auto& key = impl_->remote(src, peer, offset, size, "get");
   const bool pinned = detail::pin(dst, size, true);
   ucp_request_param_t param{};
@@ -56,6 +60,7 @@ void Transport::put(int peer, const MemoryRegion& dst, std::size_t offset, const
 
 void Transport::get(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
                     std::size_t size) {
+  auto in_use = impl_->use_worker("get");
   const auto& key = impl_->remote(src, peer, offset, size, "get");
   detail::ScopedPin pin(dst, size, true);
   ucp_request_param_t param{};
@@ -65,6 +70,7 @@ void Transport::get(int peer, const MemoryRegion& src, std::size_t offset, void*
 }
 
 void Transport::flush(int peer) {
+  auto in_use = impl_->use_worker("flush");
   impl_->check_peer(peer, "flush");
   ucp_request_param_t param{};
   impl_->wait(ucp_ep_flush_nbx(impl_->endpoints[peer], &param), "flush", peer);
@@ -73,6 +79,7 @@ void Transport::flush(int peer) {
 }
 
 void Transport::flush_all() {
+  auto in_use = impl_->use_worker("flush_all");
   // Endpoint flushes to every peer, all in flight at once, rather than
   // ucp_worker_flush_nbx: with UCX 1.13 the worker flush returned before puts
   // that UCX emulates with active messages (small puts to memory UCX did not
@@ -96,6 +103,7 @@ void Transport::flush_all() {
 }
 
 void Transport::fence() {
+  auto in_use = impl_->use_worker("fence");
   detail::check_ucx(rank_, "ucp_worker_fence", no_rank, ucp_worker_fence(impl_->worker));
 }
 

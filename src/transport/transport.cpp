@@ -132,6 +132,7 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
   try {
     s.context = create_context(rank_, size_, one_node, options);
     s.worker = create_worker(rank_, s.context, options.shareable);
+    if (!options.shareable) s.worker_guard.enable_single_threaded(rank_);
     s.listen_for_remote_calls();
     detail::check_ucx(rank_, "ucp_worker_get_efd", no_rank,
                       ucp_worker_get_efd(s.worker, &s.event_fd));
@@ -213,6 +214,7 @@ void Transport::Impl::release_local() noexcept {
 }
 
 bool Transport::progress() {
+  auto in_use = impl_->use_worker("progress");
   return ucp_worker_progress(impl_->worker) != 0;
 }
 
@@ -238,6 +240,7 @@ void Transport::wait_while_others_progress() const {
 }
 
 bool Transport::arm() {
+  auto in_use = impl_->use_worker("arm");
   ucs_status_t status = ucp_worker_arm(impl_->worker);
   if (status == UCS_ERR_BUSY) return false;
   detail::check_ucx(rank_, "ucp_worker_arm", no_rank, status);
@@ -262,6 +265,8 @@ void Transport::Impl::announce_unmappable_peer() {
 }
 
 void Transport::barrier() {
+  auto in_use = impl_->use_worker("barrier");
+  detail::require_mpi_callable(rank_, "Transport::barrier");
   impl_->barrier();
 }
 
@@ -288,6 +293,7 @@ void Transport::Impl::throw_peer_gone(int peer, const char* waiting_for) const {
 }
 
 void Transport::wait_mpi(MPI_Request& request, const char* waiting_for) {
+  auto in_use = impl_->use_worker("wait_mpi");
   impl_->wait_mpi(request, waiting_for);
 }
 

@@ -18,6 +18,7 @@
 #include "mpidsm/transport.hpp"
 #include "peer_liveness.hpp"
 #include "ucx_status.hpp"
+#include "worker_guard.hpp"
 
 namespace mpidsm {
 
@@ -90,6 +91,10 @@ struct Transport::Impl {
                                    const ucp_am_recv_param_t* param);
   // Waits until every call to `peer` (no_rank: to every peer) has returned.
   void wait_for_calls(int peer, const char* operation);
+
+  // One thread at a time in a single-threaded worker (MPIDSM_PROGRESS_THREAD=off).
+  detail::WorkerGuard worker_guard;
+  detail::WorkerGuard::Use use_worker(const char* operation) { return {worker_guard, operation}; }
 
   // Tagged messages to ranks of this node (mailbox_setup.cpp).
   detail::Mailboxes mailboxes;
