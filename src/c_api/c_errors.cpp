@@ -2,6 +2,7 @@
 #include <string>
 
 #include "c_boundary.hpp"
+#include "mpidsm/version.hpp"
 
 namespace mpidsm::c_api {
 namespace {
@@ -28,9 +29,9 @@ extern "C" const char* mpidsm_error_message(void) {
 }
 
 extern "C" mpidsm_status_t mpidsm_version(int* major, int* minor, int* patch) {
-  // The library's own numbers, compiled in: not the caller's header's.
-  if (major) *major = MPIDSM_VERSION_MAJOR;
-  if (minor) *minor = MPIDSM_VERSION_MINOR;
-  if (patch) *patch = MPIDSM_VERSION_PATCH;
+  const mpidsm::Version library = mpidsm::library_version();
+  if (major) *major = library.major;
+  if (minor) *minor = library.minor;
+  if (patch) *patch = library.patch;
   return MPIDSM_SUCCESS;
 }

@@ -1,36 +1,98 @@
-// mpidsm_info: what this build of mpidsm is, what UCX and the RDMA hardware
-// offer it, and the configuration the MPIDSM_* environment gives. Runs
-// without mpirun.
+// mpidsm_info: what this build of mpidsm is, which MPI and UCX it runs with,
+// what UCX and the RDMA hardware offer it, and the configuration the MPIDSM_*
+// environment gives. Runs without mpirun, as ompi_info and ucx_info do.
+#include <mpi.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "mpidsm/config.hpp"
 #include "mpidsm/info.hpp"
 #include "mpidsm/version.hpp"
 
+extern char** environ;
+
 namespace {
 
-void print_build() {
-  std::printf("# mpidsm\n");
-  std::printf("  version          %s\n", mpidsm::build::version);
-  std::printf("  build type       %s\n", mpidsm::build::build_type);
-  std::printf("  compiler         %s\n", mpidsm::build::compiler);
-  std::printf("  built with UCX   %s, MPI %s, libibverbs %s\n", mpidsm::build::ucx_version,
-              mpidsm::build::mpi_version, mpidsm::build::ibverbs_version);
+struct Options {
+  bool all = false;       // -a: every section, every variable's meaning
+  bool parsable = false;  // --parsable: NAME=value lines
+};
+
+// The first line of MPI_Get_library_version ("Open MPI v4.1.4, package: ..."),
+// which MPI lets any program call before MPI_Init.
+std::string mpi_library() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string library(text, static_cast<std::size_t>(length));
+  if (auto end = library.find_first_of("\n,"); end != std::string::npos) library.resize(end);
+  return library;
 }
 
-void print_ucx() {
-  std::printf("\n# UCX %s: transports and devices\n", mpidsm::ucx_runtime_version().c_str());
-  std::printf("  %-10s %-12s %-14s %-6s\n", "transport", "device", "memory domain", "type");
-  for (const auto& r : mpidsm::ucx_resources())
-    std::printf("  %-10s %-12s %-14s %-6s\n", r.transport.c_str(), r.device.c_str(),
-                r.memory_domain.c_str(), r.device_type.c_str());
+std::string mpi_standard() {
+  int version = 0, subversion = 0;
+  MPI_Get_version(&version, &subversion);
+  return std::to_string(version) + "." + std::to_string(subversion);
 }
 
-void print_rdma() {
-  std::printf("\n# RDMA devices (libibverbs)\n");
+std::string library_version() {
+  const mpidsm::Version v = mpidsm::library_version();
+  return std::to_string(v.major) + "." + std::to_string(v.minor) + "." + std::to_string(v.patch);
+}
+
+void print_versions(const Options& o) {
+  const std::string mpi = mpi_library(), standard = mpi_standard();
+  const std::string ucx = mpidsm::ucx_runtime_version(), mpidsm_version = library_version();
+  if (o.parsable) {
+    std::printf("mpidsm.version=%s\nmpidsm.headers_version=%s\n", mpidsm_version.c_str(),
+                mpidsm::build::version);
+    std::printf("mpi.library=%s\nmpi.standard=%s\nucx.version=%s\n", mpi.c_str(), standard.c_str(),
+                ucx.c_str());
+    if (o.all)
+      std::printf(
+          "build.type=%s\nbuild.compiler=%s\nbuild.ucx=%s\nbuild.mpi=%s\nbuild.ibverbs=%s\n",
+          mpidsm::build::build_type, mpidsm::build::compiler, mpidsm::build::ucx_version,
+          mpidsm::build::mpi_version, mpidsm::build::ibverbs_version);
+    return;
+  }
+  std::printf("# mpidsm %s\n", mpidsm_version.c_str());
+  std::printf("  MPI library      %s (MPI standard %s)\n", mpi.c_str(), standard.c_str());
+  std::printf("  UCX              %s\n", ucx.c_str());
+  if (o.all) {
+    std::printf("  build type       %s\n", mpidsm::build::build_type);
+    std::printf("  compiler         %s\n", mpidsm::build::compiler);
+    std::printf("  built with       UCX %s, MPI %s, libibverbs %s\n", mpidsm::build::ucx_version,
+                mpidsm::build::mpi_version, mpidsm::build::ibverbs_version);
+  }
+}
+
+void print_ucx(const Options& o) {
+  if (!o.parsable) {
+    std::printf("\n# UCX transports and devices\n");
+    std::printf("  %-10s %-12s %-14s %-6s\n", "transport", "device", "memory domain", "type");
+  }
+  for (const auto& r : mpidsm::ucx_resources()) {
+    if (o.parsable)
+      std::printf("ucx.transport=%s/%s (%s, %s)\n", r.transport.c_str(), r.device.c_str(),
+                  r.memory_domain.c_str(), r.device_type.c_str());
+    else
+      std::printf("  %-10s %-12s %-14s %-6s\n", r.transport.c_str(), r.device.c_str(),
+                  r.memory_domain.c_str(), r.device_type.c_str());
+  }
+}
+
+void print_rdma(const Options& o) {
   auto devices = mpidsm::rdma_devices();
+  if (o.parsable) {
+    for (const auto& d : devices)
+      std::printf("rdma.device=%s%s%s\n", d.name.c_str(), d.error.empty() ? "" : " (error: ",
+                  d.error.empty() ? "" : (d.error + ")").c_str());
+    return;
+  }
+  std::printf("\n# RDMA devices (libibverbs)\n");
   if (devices.empty()) std::printf("  none found\n");
   for (const auto& d : devices) {
     std::printf("  %s\n", d.name.c_str());
@@ -48,38 +110,69 @@ void print_rdma() {
   }
 }
 
-int print_config() {
-  std::printf("\n# Configuration (MPIDSM_* environment)\n");
+// The effective value of every variable; 1 when the environment holds a bad one.
+int print_config(const Options& o) {
   mpidsm::Config config;
   int status = 0;
+  std::string error;
   try {
     config = mpidsm::Config::from_environment();
   } catch (const std::exception& e) {
-    std::printf("  error: %s\n  (showing defaults)\n", e.what());
+    error = e.what();
     status = 1;
   }
+  if (!error.empty()) std::fprintf(stderr, "mpidsm_info: %s (showing defaults)\n", error.c_str());
+  // Unknown names are usually typos; the runtime warns about them the same way.
+  for (const auto& name : mpidsm::Config::unknown_variables(environ))
+    std::fprintf(stderr, "mpidsm_info: warning: unknown variable %s is ignored\n", name.c_str());
+  if (!o.parsable) std::printf("\n# Configuration (MPIDSM_* environment)\n");
   auto values = config.describe();
   auto variables = mpidsm::Config::variables();
   for (std::size_t i = 0; i < variables.size(); ++i) {
+    if (o.parsable) {
+      std::printf("%s=%s\n", values[i].first.c_str(), values[i].second.c_str());
+      continue;
+    }
     std::printf("  %-26s = %-8s (default %s)\n", values[i].first.c_str(), values[i].second.c_str(),
                 variables[i].default_value);
-    std::printf("      %s\n", variables[i].description);
+    if (o.all) std::printf("      %s\n", variables[i].description);
   }
   return status;
+}
+
+void usage(const char* program, std::FILE* out) {
+  std::fprintf(out,
+               "usage: %s [-a] [--parsable] [-h]\n"
+               "  Prints mpidsm's version, the MPI library and UCX it runs with, UCX's\n"
+               "  transports, RDMA devices and the effective MPIDSM_* configuration.\n"
+               "  -a, --all       also the build, and what every variable means\n"
+               "  -p, --parsable  one NAME=value per line (configuration variables under\n"
+               "                  their own names, as ucx_info -c prints them)\n"
+               "  -h, --help      this text\n",
+               program);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && (std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0)) {
-    std::printf(
-        "usage: %s\n  Prints mpidsm's build, UCX's transports, RDMA devices and the "
-        "effective MPIDSM_* configuration.\n",
-        argv[0]);
-    return 0;
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "-a" || arg == "--all") {
+      options.all = true;
+    } else if (arg == "-p" || arg == "--parsable") {
+      options.parsable = true;
+    } else if (arg == "-h" || arg == "--help") {
+      usage(argv[0], stdout);
+      return 0;
+    } else {
+      std::fprintf(stderr, "mpidsm_info: unknown option '%s'\n", argv[i]);
+      usage(argv[0], stderr);
+      return 2;
+    }
   }
-  print_build();
-  print_ucx();
-  print_rdma();
-  return print_config();
+  print_versions(options);
+  print_ucx(options);
+  print_rdma(options);
+  return print_config(options);
 }

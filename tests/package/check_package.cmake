@@ -1,15 +1,44 @@
-# Installs the build tree into a scratch prefix, builds tests/package against
-# it with find_package(mpidsm), and runs the result with mpirun -np 1.
+# Installs the build tree into a scratch prefix, then uses it as users do:
+#  - the installed mpidsm_info runs without LD_LIBRARY_PATH (install RPATH);
+#  - tests/package builds with find_package(mpidsm) and runs under mpirun;
+#  - a C program builds with pkg-config alone and runs under mpirun;
+#  - a project that adds the source tree with add_subdirectory configures
+#    without mpidsm's tests, benchmarks and examples.
 # Invoked by CTest with -DBUILD_DIR, -DSOURCE_DIR, -DSCRATCH, -DMPIEXEC.
 file(REMOVE_RECURSE ${SCRATCH})
-foreach(step
-    "${CMAKE_COMMAND};--install;${BUILD_DIR};--prefix;${SCRATCH}/prefix"
-    "${CMAKE_COMMAND};-S;${SOURCE_DIR}/tests/package;-B;${SCRATCH}/build;-DCMAKE_PREFIX_PATH=${SCRATCH}/prefix"
-    "${CMAKE_COMMAND};--build;${SCRATCH}/build"
-    "${MPIEXEC};-np;1;${SCRATCH}/build/consumer")
-  execute_process(COMMAND ${step} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
+set(prefix ${SCRATCH}/prefix)
+function(run_step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT result EQUAL 0)
-    message(FATAL_ERROR "step failed (${result}): ${step}\n${out}\n${err}")
+    message(FATAL_ERROR "step failed (${result}): ${ARGN}\n${out}\n${err}")
   endif()
-endforeach()
+  set(out "${out}" PARENT_SCOPE)
+endfunction()
+
+run_step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+run_step(env -u LD_LIBRARY_PATH ${prefix}/bin/mpidsm_info --parsable)
+if(NOT out MATCHES "mpidsm.version=")
+  message(FATAL_ERROR "installed mpidsm_info printed no version:\n${out}")
+endif()
+
+run_step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/package -B ${SCRATCH}/build
+         -DCMAKE_PREFIX_PATH=${prefix})
+run_step(${CMAKE_COMMAND} --build ${SCRATCH}/build)
+run_step(${MPIEXEC} -np 1 ${SCRATCH}/build/consumer)
 message(STATUS "${out}")
+
+file(GLOB_RECURSE pc_files ${prefix}/*/mpidsm.pc)
+list(GET pc_files 0 pc_file)
+get_filename_component(pc_dir ${pc_file} DIRECTORY)
+execute_process(COMMAND env PKG_CONFIG_PATH=${pc_dir} pkg-config --cflags --libs mpidsm
+                RESULT_VARIABLE result OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "pkg-config --cflags --libs mpidsm failed (${result})")
+endif()
+separate_arguments(flags UNIX_COMMAND "${flags}")
+run_step(cc -std=c11 ${SOURCE_DIR}/tests/package/main.c ${flags} -o ${SCRATCH}/c_consumer)
+run_step(${MPIEXEC} -np 1 ${SCRATCH}/c_consumer)
+message(STATUS "${out}")
+
+run_step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/package/subproject -B ${SCRATCH}/subproject
+         -DMPIDSM_SOURCE_DIR=${SOURCE_DIR})
