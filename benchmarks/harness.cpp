@@ -5,8 +5,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <limits>
 #include <numeric>
+#include <optional>
 #include <string>
+
+#include <unistd.h>
+
+#include "mpidsm/version.hpp"
 
 namespace mpidsm::bench {
 namespace {
@@ -15,40 +22,45 @@ namespace {
 // both see the same machine noise; -f prints the best and worst slice.
 constexpr int kSlices = 5;
 
-[[noreturn]] void usage(const char* program, const Spec& spec, const char* problem) {
-  if (problem) std::fprintf(stderr, "%s: %s\n", program, problem);
-  std::fprintf(stderr,
-               "usage: mpirun -np 2 %s [options]\n"
-               "  %s, mpidsm and MPI side by side\n"
-               "  -m [min:]max   message sizes in bytes (default 1:4194304)\n"
-               "  -i n           iterations per size up to 8 KiB, a tenth above (default 10000)\n"
-               "  -x n           warm-up iterations (default 100)\n"
-               "%s"
-               "  -f             add min/max columns (best and worst of %d slices)\n"
-               "  --csv          comma-separated output\n",
-               program, spec.name, spec.window ? "  -W n           window size (default 64)\n" : "",
-               kSlices);
-  std::exit(problem ? 2 : 0);
+Options default_options(const Spec& spec) {
+  Options o;
+  if (spec.unit == Unit::bandwidth_mbs) {
+    o.iterations = 100;
+    o.iterations_large = 20;
+    o.warmup = 10;
+    o.warmup_large = 2;
+  }
+  return o;
 }
 
-std::size_t parse_count(const char* program, const Spec& spec, const char* text) {
+std::string usage(const char* program, const Spec& spec) {
+  std::string text = std::string("usage: mpirun -np 2 ") + program + " [options]\n  " + spec.name +
+                     ", mpidsm and MPI side by side\n";
+  if (spec.sizes)
+    text +=
+        "  -m, --message-size [MIN:]MAX  message sizes in bytes (default 1:4194304; MIN: keeps\n"
+        "                                the default MAX)\n";
+  const Options defaults = default_options(spec);
+  text += "  -i, --iterations ITER   iterations for small messages (default " +
+          std::to_string(defaults.iterations) + "; " + std::to_string(defaults.iterations_large) +
+          " above 8 KiB)\n"
+          "  -x, --warmup ITER       warm-up iterations (default " +
+          std::to_string(defaults.warmup) + "; " + std::to_string(defaults.warmup_large) +
+          " above 8 KiB)\n";
+  if (spec.window) text += "  -W, --window-size SIZE  messages in flight per window (default 64)\n";
+  text +=
+      "  -f, --full              add min/max across ranks and the iteration count\n"
+      "      --csv               comma-separated output\n"
+      "  -v, --version           print the version and exit\n"
+      "  -h, --help              print this help and exit\n";
+  return text;
+}
+
+std::optional<std::size_t> parse_count(const std::string& text) {
   char* end = nullptr;
-  unsigned long long value = std::strtoull(text, &end, 10);
-  if (!text[0] || *end || value == 0) usage(program, spec, "expected a positive number");
+  const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || *end || value == 0) return std::nullopt;
   return static_cast<std::size_t>(value);
-}
-
-struct Stats {
-  double mean = 0, min = 0, max = 0;
-};
-
-Stats summarize(const std::vector<double>& values) {
-  Stats s;
-  s.mean = std::accumulate(values.begin(), values.end(), 0.0) / values.size();
-  auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-  s.min = *lo;
-  s.max = *hi;
-  return s;
 }
 
 }  // namespace
@@ -57,59 +69,169 @@ double seconds() {
   return MPI_Wtime();
 }
 
-Options parse_options(int argc, char** argv, const Spec& spec) {
-  Options o;
+Command parse_command(int argc, char** argv, const Spec& spec) {
+  Command c;
+  c.options = default_options(spec);
+  Options& o = c.options;
+  auto fail = [&](std::string problem) {
+    c.action = Command::Action::error;
+    c.problem = std::move(problem);
+    return c;
+  };
+  // Long options as OSU spells them; "--name=value" and "--name value" both work.
+  static const std::pair<const char*, const char*> long_names[] = {
+      {"--message-size", "-m"}, {"--iterations", "-i"}, {"--warmup", "-x"}, {"--window-size", "-W"},
+      {"--full", "-f"},         {"--version", "-v"},    {"--help", "-h"}};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) usage(argv[0], spec, ("missing value for " + arg).c_str());
-      return argv[++i];
-    };
-    if (arg == "-h" || arg == "--help") {
-      usage(argv[0], spec, nullptr);
-    } else if (arg == "-m") {
-      std::string range = value();
-      auto colon = range.find(':');
-      if (colon == std::string::npos) {
-        o.max_size = parse_count(argv[0], spec, range.c_str());
-      } else {
-        o.min_size = parse_count(argv[0], spec, range.substr(0, colon).c_str());
-        o.max_size = parse_count(argv[0], spec, range.substr(colon + 1).c_str());
+    std::optional<std::string> inline_value;
+    for (auto [name, short_name] : long_names) {
+      const std::string n = name;
+      if (arg == n) {
+        arg = short_name;
+      } else if (arg.rfind(n + "=", 0) == 0) {
+        inline_value = arg.substr(n.size() + 1);
+        arg = short_name;
       }
-      if (o.min_size > o.max_size) usage(argv[0], spec, "-m: min is larger than max");
-    } else if (arg == "-i") {
-      o.iterations = static_cast<int>(parse_count(argv[0], spec, value()));
-    } else if (arg == "-x") {
-      o.warmup = static_cast<int>(parse_count(argv[0], spec, value()));
-    } else if (arg == "-W" && spec.window) {
-      o.window = static_cast<int>(parse_count(argv[0], spec, value()));
-    } else if (arg == "-f") {
+    }
+    std::string value;
+    auto take_value = [&]() {
+      if (inline_value) {
+        value = *inline_value;
+        return true;
+      }
+      if (i + 1 >= argc) return false;
+      value = argv[++i];
+      return true;
+    };
+    if (arg == "-h") {
+      c.action = Command::Action::help;
+      return c;
+    }
+    if (arg == "-v") {
+      c.action = Command::Action::version;
+      return c;
+    }
+    if (arg == "-f") {
       o.full = true;
     } else if (arg == "--csv") {
       o.csv = true;
+    } else if (arg == "-m" || arg == "-i" || arg == "-x" || (arg == "-W" && spec.window)) {
+      if (!take_value()) return fail("missing value for " + std::string(argv[i]));
+      if (arg == "-m") {
+        const auto colon = value.find(':');
+        const std::string low = colon == std::string::npos ? "" : value.substr(0, colon);
+        const std::string high = colon == std::string::npos ? value : value.substr(colon + 1);
+        if (!low.empty()) {
+          auto v = parse_count(low);
+          if (!v) return fail("-m: '" + low + "' is not a positive size");
+          o.min_size = *v;
+        }
+        if (!high.empty()) {
+          auto v = parse_count(high);
+          if (!v) return fail("-m: '" + high + "' is not a positive size");
+          o.max_size = *v;
+        }
+        if (o.min_size > o.max_size) return fail("-m: MIN is larger than MAX");
+        continue;
+      }
+      auto v = parse_count(value);
+      if (!v || *v > 100000000)
+        return fail(arg + ": expected a positive count, not '" + value + "'");
+      const int n = static_cast<int>(*v);
+      if (arg == "-i") {
+        // OSU's ratio of large to small counts, kept for a chosen count.
+        o.iterations_large = std::max(1, n * o.iterations_large / o.iterations);
+        o.iterations = n;
+      } else if (arg == "-x") {
+        o.warmup_large = std::max(1, n * o.warmup_large / o.warmup);
+        o.warmup = n;
+      } else {
+        o.window = n;
+      }
     } else {
-      usage(argv[0], spec, ("unknown option " + arg).c_str());
+      return fail("unknown option " + std::string(argv[i]));
     }
   }
-  return o;
+  return c;
 }
 
-Harness::Harness(int argc, char** argv, const Spec& spec)
-    : spec_(spec), options_(parse_options(argc, argv, spec)) {
+Harness::Harness(int argc, char** argv, const Spec& spec) : spec_(spec), program_(argv[0]) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
-  if (size_ < spec.min_ranks) {
-    if (rank_ == 0)
-      std::fprintf(stderr, "%s needs at least %d ranks (mpirun -np %d)\n", argv[0], spec.min_ranks,
-                   spec.min_ranks);
-    MPI_Abort(MPI_COMM_WORLD, 2);
+  const Command command = parse_command(argc, argv, spec);
+  switch (command.action) {
+    case Command::Action::help:
+      leave(usage(argv[0], spec), 0);
+    case Command::Action::version:
+      leave(std::string("# mpidsm ") + spec.name + " Test, mpidsm " + build::version + "\n", 0);
+    case Command::Action::error:
+      leave(program_ + ": " + command.problem + "\n" + usage(argv[0], spec), 2);
+    case Command::Action::run:
+      break;
   }
+  options_ = command.options;
+  if (size_ < spec.min_ranks)
+    leave(program_ + ": this test needs at least " + std::to_string(spec.min_ranks) +
+              " ranks (mpirun -np " + std::to_string(spec.min_ranks) + ")\n",
+          2);
   runtime_ = std::make_unique<Runtime>(MPI_COMM_WORLD);
   pgas_ = std::make_unique<Pgas>(*runtime_);
   messaging_ = std::make_unique<Messaging>(*runtime_);
+  describe_setup();
 }
 
 Harness::~Harness() = default;
+
+void Harness::leave(const std::string& text, int code) {
+  if (rank_ == 0) {
+    std::fputs(text.c_str(), code == 0 ? stdout : stderr);
+    std::fflush(code == 0 ? stdout : stderr);
+  }
+  MPI_Finalize();
+  std::exit(code);
+}
+
+namespace {
+
+// Open MPI names the window of most one-sided components "<component>
+// window <n>" (ucx, rdma, pt2pt); osc/sm leaves the name empty and sets its
+// own info key. Other MPI libraries: "unknown".
+std::string one_sided_component() {
+  void* base = nullptr;
+  MPI_Win win;
+  MPI_Win_allocate(8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+  char name[MPI_MAX_OBJECT_NAME] = {};
+  int length = 0;
+  MPI_Win_get_name(win, name, &length);
+  std::string component(name, static_cast<std::size_t>(length));
+  if (auto space = component.find(' '); space != std::string::npos) {
+    component.resize(space);
+  } else {
+    MPI_Info info;
+    MPI_Win_get_info(win, &info);
+    char value[16];
+    int found = 0;
+    MPI_Info_get(info, "alloc_shared_noncontig", sizeof value - 1, value, &found);
+    MPI_Info_free(&info);
+    component = found ? "sm" : "unknown";
+  }
+  MPI_Win_free(&win);
+  return "osc/" + component;
+}
+
+}  // namespace
+
+void Harness::describe_setup() {
+  char library[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(library, &length);
+  mpi_library_.assign(library, static_cast<std::size_t>(length));
+  if (auto end = mpi_library_.find_first_of(",\n"); end != std::string::npos)
+    mpi_library_.resize(end);
+  osc_component_ = one_sided_component();
+  transport_ = size_ > 1 ? runtime_->transport().path_to(1) : "self";
+}
 
 std::vector<std::size_t> Harness::sizes() const {
   std::vector<std::size_t> out;
@@ -119,36 +241,66 @@ std::vector<std::size_t> Harness::sizes() const {
 }
 
 int Harness::iterations_for(std::size_t size) const {
-  return size > 8192 ? std::max(1, options_.iterations / 10) : options_.iterations;
+  return size > large_message ? options_.iterations_large : options_.iterations;
 }
 
 int Harness::warmup_for(std::size_t size) const {
-  return size > 8192 ? std::max(1, options_.warmup / 10) : options_.warmup;
+  return size > large_message ? options_.warmup_large : options_.warmup;
 }
 
 void Harness::print_header() {
   if (rank_ != 0) return;
   const char* unit = spec_.unit == Unit::latency_us ? "us" : "MB/s";
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  char date[32] = {};
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M", std::localtime(&now));
   if (options_.csv) {
+    // One comment line of facts per section, then the section's own header:
+    // sections differ in unit and columns.
+    std::printf("# mpidsm=%s; mpi=%s; mpi_osc=%s; transport=%s; ranks=%d; host=%s; date=%s\n",
+                build::version, mpi_library_.c_str(), osc_component_.c_str(), transport_.c_str(),
+                size_, host, date);
     std::printf("test,size,mpidsm_%s,mpi_%s,mpidsm_over_mpi%s\n", unit, unit,
-                options_.full ? ",mpidsm_min,mpidsm_max,mpi_min,mpi_max" : "");
+                options_.full ? ",mpidsm_min,mpidsm_max,mpi_min,mpi_max,iterations" : "");
   } else {
-    std::printf("# mpidsm %s Test\n", spec_.name);
-    std::printf("# %s, %d ranks, iterations %d, warm-up %d%s\n",
+    std::printf("# mpidsm %s Test v%s\n", spec_.name, build::version);
+    std::printf("# %s; MPI one-sided %s; mpidsm rank 0 to 1: %s\n", mpi_library_.c_str(),
+                osc_component_.c_str(), transport_.c_str());
+    std::printf("# %s, %d ranks on %s, %s; iterations %d (%d above 8 KiB), warm-up %d%s\n",
                 spec_.unit == Unit::latency_us ? "latency in microseconds"
                                                : "bandwidth in MB/s (10^6 bytes per second)",
-                size_, options_.iterations, options_.warmup,
+                size_, host, date, options_.iterations, options_.iterations_large, options_.warmup,
                 spec_.window ? (", window " + std::to_string(options_.window)).c_str() : "");
     std::printf("%-12s %14s %14s %12s", "# Size", "mpidsm", "MPI", "mpidsm/MPI");
     if (options_.full)
-      std::printf(" %12s %12s %12s %12s", "mpidsm-min", "mpidsm-max", "MPI-min", "MPI-max");
+      std::printf(" %12s %12s %12s %12s %11s", "mpidsm-min", "mpidsm-max", "MPI-min", "MPI-max",
+                  "Iterations");
     std::printf("\n");
   }
   std::fflush(stdout);
 }
 
+namespace {
+
+// The smallest and largest of the ranks' figures, on rank 0. A rank that
+// took no part (its slice returned 0 or nan) does not count.
+std::pair<double, double> across_ranks(double mine) {
+  const bool took_part = std::isfinite(mine) && mine > 0;
+  double low = took_part ? mine : std::numeric_limits<double>::infinity();
+  double high = took_part ? mine : -std::numeric_limits<double>::infinity();
+  double lowest = 0, highest = 0;
+  MPI_Reduce(&low, &lowest, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+  MPI_Reduce(&high, &highest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  return {lowest, highest};
+}
+
+}  // namespace
+
 void Harness::run(const Row& row) {
-  const int iterations = std::max(1, iterations_for(row.size) / kSlices);
+  const int total = iterations_for(row.size);
+  const int iterations = std::max(1, total / kSlices);
   const int warmup = warmup_for(row.size);
   // A row without an MPI equivalent prints nan in the MPI and ratio columns.
   const Slice no_mpi = [](std::size_t, int) { return std::nan(""); };
@@ -160,30 +312,35 @@ void Harness::run(const Row& row) {
     ours.push_back(row.mpidsm(row.size, iterations));
     theirs.push_back(mpi(row.size, iterations));
   }
-  if (rank_ != 0) return;
   const std::size_t bytes = row.bytes ? row.bytes : row.size;
-  // Report microseconds per operation, or bandwidth in MB/s.
-  auto figure = [&](double seconds_per_op) {
-    return spec_.unit == Unit::latency_us ? seconds_per_op * 1e6 : bytes / seconds_per_op / 1e6;
+  // Microseconds per operation, or MB/s: total bytes over total time, not
+  // the mean of rates.
+  auto figure = [&](const std::vector<double>& seconds_per_op) {
+    const double mean =
+        std::accumulate(seconds_per_op.begin(), seconds_per_op.end(), 0.0) / seconds_per_op.size();
+    if (!(mean > 0)) return mean;  // 0 or nan: this rank took no part
+    return spec_.unit == Unit::latency_us ? mean * 1e6 : bytes / mean / 1e6;
   };
-  std::vector<double> a, b;
-  for (double v : ours) a.push_back(figure(v));
-  for (double v : theirs) b.push_back(figure(v));
-  Stats x = summarize(a), y = summarize(b);
-  if (spec_.unit == Unit::bandwidth_mbs) {
-    // Bandwidth: total bytes over total time, not the mean of rates.
-    x.mean = figure(std::accumulate(ours.begin(), ours.end(), 0.0) / ours.size());
-    y.mean = figure(std::accumulate(theirs.begin(), theirs.end(), 0.0) / theirs.size());
+  const double x = figure(ours), y = figure(theirs);
+  std::pair<double, double> x_range, y_range;
+  if (options_.full) {
+    x_range = across_ranks(x);
+    y_range = across_ranks(y);
   }
+  if (rank_ != 0) return;
   std::string label = row.label.empty() ? std::to_string(row.size) : row.label;
   if (options_.csv) {
-    std::printf("%s,%s,%.4f,%.4f,%.3f", spec_.name, label.c_str(), x.mean, y.mean, x.mean / y.mean);
-    if (options_.full) std::printf(",%.4f,%.4f,%.4f,%.4f", x.min, x.max, y.min, y.max);
+    std::printf("%s,%s,%.4f,%.4f,%.3f", spec_.name, label.c_str(), x, y, x / y);
+    if (options_.full)
+      std::printf(",%.4f,%.4f,%.4f,%.4f,%d", x_range.first, x_range.second, y_range.first,
+                  y_range.second, iterations * kSlices);
   } else {
     const char* format = spec_.unit == Unit::latency_us ? "%-12s %14.3f %14.3f %12.2f"
                                                         : "%-12s %14.2f %14.2f %12.2f";
-    std::printf(format, label.c_str(), x.mean, y.mean, x.mean / y.mean);
-    if (options_.full) std::printf(" %12.3f %12.3f %12.3f %12.3f", x.min, x.max, y.min, y.max);
+    std::printf(format, label.c_str(), x, y, x / y);
+    if (options_.full)
+      std::printf(" %12.3f %12.3f %12.3f %12.3f %11d", x_range.first, x_range.second, y_range.first,
+                  y_range.second, iterations * kSlices);
   }
   std::printf("\n");
   std::fflush(stdout);

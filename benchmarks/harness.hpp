@@ -1,8 +1,11 @@
 // OSU-style benchmark harness. Each executable measures one operation with
 // mpidsm and with its MPI equivalent, interleaved slice by slice within each
 // size, and prints
-//   # Size  mpidsm  MPI  mpidsm/MPI   [min/max columns with -f]
-// Options: -m [min:]max, -i iterations, -x warmup, -W window, -f, --csv.
+//   # Size  mpidsm  MPI  mpidsm/MPI   [-f: min/max across ranks, iterations]
+// Options as OSU's: -m/--message-size [min:][max], -i/--iterations,
+// -x/--warmup, -W/--window-size, -f/--full, -v/--version, -h/--help; and
+// --csv. Usage and errors are printed once, by rank 0, and every rank then
+// leaves through MPI_Finalize.
 #pragma once
 
 #include <mpi.h>
@@ -21,11 +24,18 @@ namespace mpidsm::bench {
 
 enum class Unit { latency_us, bandwidth_mbs };
 
+// Messages above this size count as large (OSU's LARGE_MESSAGE_SIZE).
+inline constexpr std::size_t large_message = 8192;
+
 struct Options {
   std::size_t min_size = 1;
   std::size_t max_size = std::size_t{4} << 20;
-  int iterations = 10000;  // for sizes up to 8 KiB; a tenth above (as OSU)
+  // OSU's counts: latency 10000 iterations (1000 large) after 100 (10)
+  // warm-up; bandwidth 100 windows (20 large) after 10 (2).
+  int iterations = 10000;
+  int iterations_large = 1000;
   int warmup = 100;
+  int warmup_large = 10;
   int window = 64;
   bool full = false;
   bool csv = false;
@@ -39,8 +49,15 @@ struct Spec {
   int min_ranks = 2;
 };
 
-// Parses argv; prints usage and exits on -h or a bad option.
-Options parse_options(int argc, char** argv, const Spec& spec);
+// What the command line asks for: a run with these options, or usage,
+// version or an error to print before leaving.
+struct Command {
+  enum class Action { run, help, version, error } action = Action::run;
+  Options options;
+  std::string problem;  // for error
+};
+// Parses argv without printing or exiting (every rank calls it).
+Command parse_command(int argc, char** argv, const Spec& spec);
 
 // What one measurement slice does: run `iterations` operations of `size`
 // bytes (all ranks call it) and return seconds per operation on rank 0.
@@ -76,7 +93,16 @@ class Harness {
   void run(const Row& row);
 
  private:
+  // Rank 0 prints `text` (to stderr when `code` is not 0); every rank then
+  // finalizes MPI and exits with `code`.
+  [[noreturn]] void leave(const std::string& text, int code);
+  // mpidsm's version, MPI's library and one-sided component, and the
+  // transport from rank 0 to rank 1, for headers.
+  void describe_setup();
+
   Spec spec_;
+  std::string program_;
+  std::string mpi_library_, osc_component_, transport_;
   Options options_;
   int rank_ = 0;
   int size_ = 0;

@@ -1,0 +1,43 @@
+# The benchmarks' command line as OSU's behaves, checked under mpirun with
+# 2 ranks: -h and -v print once (rank 0) and exit 0 through MPI_Finalize; a
+# bad option prints the problem and the usage once and exits 2; -m MIN:
+# keeps the default maximum; -f adds min/max across ranks and iterations.
+# Invoked by CTest with -DMPIRUN=<command prefix, ;-list> -DBENCHMARK=<path>.
+function(run expected_code)
+  execute_process(COMMAND ${MPIRUN} ${BENCHMARK} ${ARGN} RESULT_VARIABLE code
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT code EQUAL expected_code)
+    message(FATAL_ERROR "'${ARGN}' exited ${code}, expected ${expected_code}:\n${out}\n${err}")
+  endif()
+  if("${out}${err}" MATCHES "exiting improperly|MPI_ABORT")
+    message(FATAL_ERROR "'${ARGN}' did not leave through MPI_Finalize:\n${out}\n${err}")
+  endif()
+  set(out "${out}" PARENT_SCOPE)
+  set(err "${err}" PARENT_SCOPE)
+endfunction()
+function(expect_once text haystack what)
+  string(REGEX MATCHALL "${text}" found "${haystack}")
+  list(LENGTH found count)
+  if(NOT count EQUAL 1)
+    message(FATAL_ERROR "${what}: '${text}' printed ${count} times:\n${haystack}")
+  endif()
+endfunction()
+
+run(0 -h)
+expect_once("usage: mpirun" "${out}" "-h")
+run(0 --help)
+expect_once("--message-size" "${out}" "--help")
+run(0 -v)
+expect_once("mpidsm Latency Test, mpidsm [0-9]" "${out}" "-v")
+run(2 --no-such-option)
+expect_once("unknown option --no-such-option" "${err}" "bad option")
+expect_once("usage: mpirun" "${err}" "bad option")
+run(2 -m 9:3)
+expect_once("MIN is larger than MAX" "${err}" "-m 9:3")
+run(0 --message-size=2097152: --iterations 4 -x 1 -f)
+if(NOT out MATCHES "\n2097152 [^\n]*\n4194304 [^\n]* +[0-9]+\n" OR out MATCHES "\n1048576 ")
+  message(FATAL_ERROR "-m 2097152: should give the sizes 2097152 and 4194304:\n${out}")
+endif()
+expect_once("Iterations" "${out}" "-f header")
+expect_once("Open MPI v[0-9.]+" "${out}" "header")
+expect_once("MPI one-sided osc/[a-z]+" "${out}" "header")
