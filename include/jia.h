@@ -1,4 +1,6 @@
-/* JIAJIA 3.0's programming interface on mpidsm: a JIAJIA application builds
+/** \file
+ * \ingroup jiajia
+ * JIAJIA 3.0's programming interface on mpidsm: a JIAJIA application builds
  * with `mpicc -I<prefix>/include app.c -lmpidsm_jia -lmpidsm` and runs with
  * `mpirun -np N app`, unchanged. docs/jiajia.md maps every call and lists
  * every difference from JIAJIA. */
@@ -9,18 +11,26 @@
 extern "C" {
 #endif
 
-/* This process's host number (its MPI rank) and the number of hosts. */
+/** \addtogroup jiajia
+ * @{ */
+
+/** \name Hosts */
+/** @{ */
+/** This process's host number (its MPI rank) and the number of hosts. */
 #define jiahosts hostc
 #define jiapid jia_pid
 extern int jia_pid;
 extern int hostc;
+/** @} */
 
-/* Initialises MPI when the program has not, then mpidsm and its DSM. */
+/** Initialises MPI when the program has not, then mpidsm and its DSM. */
 void jia_init(int argc, char** argv);
-/* A barrier, then mpidsm is shut down (and MPI, when jia_init started it). */
+/** A barrier, then mpidsm is shut down (and MPI, when jia_init started it). */
 void jia_exit(void);
 
-/* Shared memory, zeroed, at the same address on every host. Collective:
+/** \name Allocation */
+/** @{ */
+/** Shared memory, zeroed, at the same address on every host. Collective:
  * every host makes the same calls with the same arguments. Homes:
  *   jia_alloc3(size, block, start): blocks of `block` bytes (page-rounded)
  *     dealt cyclically from host `start`;
@@ -38,38 +48,53 @@ unsigned long jia_alloc2p(int size, int host);
 unsigned long jia_alloc3(int size, int block, int starthost);
 unsigned long jia_alloc4(int size, int* blocks, int n, int starthost);
 unsigned long jia_alloc_random(int size);
+/** @} */
 
-/* Locks (any id below MPIDSM_LOCKS, 16384 by default): acquire and release
+/** \name Synchronisation */
+/** @{ */
+/** Locks (any id below MPIDSM_LOCKS, 16384 by default): acquire and release
  * points of scope consistency. jia_barrier: release, barrier, acquire of
  * everything. jia_wait: a barrier that synchronises only (no consistency). */
 void jia_lock(int lock);
 void jia_unlock(int lock);
 void jia_barrier(void);
 void jia_wait(void);
+/** @} */
 
-/* Condition variables: setcv releases and sets, waitcv waits until set and
+/** \name Condition variables */
+/** @{ */
+/** Condition variables: setcv releases and sets, waitcv waits until set and
  * acquires, resetcv clears. Ids below MPIDSM_LOCKS. */
 void jia_setcv(int cv);
 void jia_resetcv(int cv);
 void jia_waitcv(int cv);
+/** @} */
 
-/* Prints the formatted message on stderr and ends every host. */
+/** Prints the formatted message on stderr and ends every host. */
 void jia_error(char* format, ...);
-/* Collective. startstat clears the DSM statistics; stopstat prints the
+/** \name Statistics */
+/** @{ */
+/** Collective. startstat clears the DSM statistics; stopstat prints the
  * table of every host's statistics since then on host 0's stderr. Both
  * return 0. */
 unsigned int jia_startstat(void);
 unsigned int jia_stopstat(void);
-/* Seconds since jia_init. */
+/** @} */
+/** Seconds since jia_init. */
 float jia_clock(void);
 
-/* Messages between hosts (tags 0 .. 2^24-1; MSG_PROC_ALL and MSG_TAG_ALL
+/** \name Messages */
+/** @{ */
+/** Messages between hosts (tags 0 .. 2^24-1; MSG_PROC_ALL and MSG_TAG_ALL
  * match any). jia_recv returns the bytes received. */
 #define MSG_PROC_ALL (-1)
 #define MSG_TAG_ALL (-1)
 void jia_send(char* buffer, int length, int tohost, int tag);
 int jia_recv(char* buffer, int length, int fromhost, int tag);
-/* Collective (on mpidsm's own communicator: a MSG_TAG_ALL receive never
+/** @} */
+/** \name Collectives */
+/** @{ */
+/** Collective (on mpidsm's own communicator: a MSG_TAG_ALL receive never
  * takes their messages): root's buffer to every host; count elements
  * combined with op into root's recvbuf. */
 void jia_bcast(char* buffer, int length, int root);
@@ -83,8 +108,11 @@ void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root);
 #define SUM_DOUBLE 20
 #define MAX_DOUBLE 21
 #define MIN_DOUBLE 22
+/** @} */
 
-/* JIAJIA's run-time options. mpidsm's protocol has ADWD's and WVEC's effect
+/** \name Options */
+/** @{ */
+/** JIAJIA's run-time options. mpidsm's protocol has ADWD's and WVEC's effect
  * always; HMIG and LOADBAL are not implemented (a warning says so when they
  * are turned on); BROADCAST needs nothing. */
 #ifndef ON
@@ -97,17 +125,23 @@ void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root);
 #define LOADBAL 3
 #define WVEC 4
 void jia_config(int option, int value);
+/** @} */
 
-/* mpidsm extension: the host that is home of the page holding `address`. */
+/** mpidsm extension: the host that is home of the page holding `address`. */
 int jia_home(void* address);
 
-/* Write-notice hints of some JIAJIA versions: nothing to do. */
+/** \name Write-notice hints */
+/** @{ */
+/** Write-notice hints of some JIAJIA versions: nothing to do. */
 #define jia_wtnt(a, b)
 #define jia_wtntw(a)
 #define jia_wtntd(a)
 #define jia_errexit jia_error
+/** @} */
 
-/* Argonne (ANL/SPLASH) macros, as JIAJIA's header defines them. */
+/** \name ANL/SPLASH macros */
+/** @{ */
+/** Argonne (ANL/SPLASH) macros, as JIAJIA's header defines them. */
 extern int jia_lock_index;
 #define Maxlocks 64
 #define LOCKDEC(x) int x;
@@ -115,12 +149,12 @@ extern int jia_lock_index;
 #define LOCK(x) jia_lock(x);
 #define UNLOCK(x) jia_unlock(x);
 #define ALOCKDEC(x, y) int x[y];
-#define ALOCKINIT(x, y)                                                  \
-  {                                                                      \
-    int jia_i_;                                                          \
-    for (jia_i_ = 0; jia_i_ < (y); jia_i_++) {                           \
-      (x)[jia_i_] = (jia_lock_index++) % Maxlocks;                       \
-    }                                                                    \
+#define ALOCKINIT(x, y)                            \
+  {                                                \
+    int jia_i_;                                    \
+    for (jia_i_ = 0; jia_i_ < (y); jia_i_++) {     \
+      (x)[jia_i_] = (jia_lock_index++) % Maxlocks; \
+    }                                              \
   }
 #define ALOCK(x, y) jia_lock((x)[y]);
 #define AULOCK(x, y) jia_unlock((x)[y]);
@@ -134,6 +168,9 @@ extern int jia_lock_index;
 #define WAIT_FOR_END(x) jia_barrier();
 #define CLOCK(x) x = jia_clock();
 #define G_MALLOC(x) jia_alloc1((x));
+/** @} */
+
+/** @} */
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@ packages=(build-essential cmake pkg-config
           libucx-dev ucx-utils
           libibverbs-dev librdmacm-dev
           libgtest-dev libgmock-dev
-          python3-matplotlib
+          python3-matplotlib doxygen
           iproute2 util-linux)
 missing=()
 for p in "${packages[@]}"; do

@@ -14,77 +14,90 @@
 
 namespace mpidsm {
 
-// Whether a thread drives UCX progress on behalf of remote ranks' operations.
+/// \addtogroup runtime
+/// @{
+
+/// Whether a thread drives UCX progress on behalf of remote ranks' operations.
 enum class ProgressMode {
-  automatic,  // started when some peer's memory is not reachable by load/store
-  on,         // always started
-  off,        // never started: remote ranks' emulated RMA waits for this rank's calls
+  automatic,  ///< started when some peer's memory is not reachable by load/store
+  on,         ///< always started
+  off,        ///< never started: remote ranks' emulated RMA waits for this rank's calls
 };
 
-// Whether blocking waits yield the CPU after a short run of idle polls (as
-// Open MPI's mpi_yield_when_idle does) instead of spinning.
+/// Whether blocking waits yield the CPU after a short run of idle polls (as
+/// Open MPI's mpi_yield_when_idle does) instead of spinning.
 enum class YieldMode {
-  automatic,  // when this node runs more ranks than it has CPUs
-  on,         // always: a loaded node, or hosts that share cores
-  off,        // never: spin for the lowest latency
+  automatic,  ///< when this node runs more ranks than it has CPUs
+  on,         ///< always: a loaded node, or hosts that share cores
+  off,        ///< never: spin for the lowest latency
 };
 
-// One documented variable: its name, default and meaning (for mpidsm_info and docs).
+/// One documented variable: its name, default and meaning (for mpidsm_info and docs).
 struct ConfigVariable {
+  /// The environment variable, e.g. MPIDSM_LOCKS.
   const char* name;
+  /// Its default, as the user would write it.
   const char* default_value;
+  /// What it does and which values it takes.
   const char* description;
 };
 
+/// Every MPIDSM_* setting, parsed and validated; docs in mpidsm_info -a.
 struct Config {
+  /// MPIDSM_PROGRESS_THREAD.
   ProgressMode progress_thread = ProgressMode::automatic;
+  /// MPIDSM_YIELD_WHEN_IDLE.
   YieldMode yield_when_idle = YieldMode::automatic;
-  // Microseconds the progress thread keeps polling after its last work.
+  /// Microseconds the progress thread keeps polling after its last work.
   std::size_t progress_spin_us = 200;
-  // Message size from which UCX switches tagged sends to rendezvous; 0 lets UCX decide.
+  /// Message size from which UCX switches tagged sends to rendezvous; 0 lets UCX decide.
   std::size_t rndv_threshold = 0;
-  // Tagged messages to ranks of this node up to this size travel through
-  // shared-memory mailboxes (larger ones announce themselves there and follow
-  // by UCX rendezvous); 0 sends every message through UCX's tag matching.
+  /// Tagged messages to ranks of this node up to this size travel through
+  /// shared-memory mailboxes (larger ones announce themselves there and follow
+  /// by UCX rendezvous); 0 sends every message through UCX's tag matching.
   std::size_t shm_eager_limit = 4096;
-  // Bytes of symmetric heap per rank (the PGAS face allocates from it).
+  /// Bytes of symmetric heap per rank (the PGAS face allocates from it).
   std::size_t heap_size = std::size_t{128} << 20;
-  // Use loads, stores and CPU atomics on peers' memory that UCX can map.
-  // Off forces every one-sided operation through UCX (for comparison or debugging).
+  /// Use loads, stores and CPU atomics on peers' memory that UCX can map.
+  /// Off forces every one-sided operation through UCX (for comparison or debugging).
   bool direct_access = true;
-  // Bytes of the DSM shared region (same virtual address on every rank).
+  /// Bytes of the DSM shared region (same virtual address on every rank).
   std::size_t dsm_size = std::size_t{256} << 20;
-  // Remote pages a rank keeps cached at most (LRU replacement).
+  /// Remote pages a rank keeps cached at most (LRU replacement).
   std::size_t cache_pages = 16384;
-  // On a read miss, fetch up to this many following pages with the same home...
+  /// On a read miss, fetch up to this many following pages with the same home...
   std::size_t prefetch_pages = 16;
-  // ...looking at most this many pages past the miss.
+  /// ...looking at most this many pages past the miss.
   std::size_t max_checking_pages = 32;
-  // Lock ids available to Dsm locks: 0 .. dsm_locks-1.
+  /// Lock ids available to Dsm locks: 0 .. dsm_locks-1.
   std::size_t dsm_locks = 16384;
-  // Print the per-rank DSM statistics table when a Dsm is destroyed.
+  /// Print the per-rank DSM statistics table when a Dsm is destroyed.
   bool dsm_stats = false;
 
-  // Reads the environment. Throws Error(Errc::config) on a bad value.
+  /// Reads the environment. Throws Error(Errc::config) on a bad value.
   static Config from_environment();
-  // Same, with a caller-supplied lookup (returns nullptr when unset): for tests.
+  /// Same, with a caller-supplied lookup (returns nullptr when unset): for tests.
   static Config parse(const std::function<const char*(const char*)>& lookup);
 
-  // The effective value of every variable, in the order of variables().
+  /// The effective value of every variable, in the order of variables().
   std::vector<std::pair<std::string, std::string>> describe() const;
 
-  // Every variable mpidsm reads.
+  /// Every variable mpidsm reads.
   static std::span<const ConfigVariable> variables();
-  // MPIDSM_* names in env (an environ-style, null-terminated array) that mpidsm
-  // does not know: usually a typo the user wants to hear about.
+  /// MPIDSM_* names in env (an environ-style, null-terminated array) that mpidsm
+  /// does not know: usually a typo the user wants to hear about.
   static std::vector<std::string> unknown_variables(char* const* env);
 };
 
+/// The mode as MPIDSM_PROGRESS_THREAD spells it.
 const char* to_string(ProgressMode mode);
+/// The mode as MPIDSM_YIELD_WHEN_IDLE spells it.
 const char* to_string(YieldMode mode);
 
-// Parses "4096", "64K", "16M", "1G" (powers of 1024). Throws Error(Errc::config)
-// naming `variable` when `text` is not a size.
+/// Parses "4096", "64K", "16M", "1G" (powers of 1024). Throws Error(Errc::config)
+/// naming `variable` when `text` is not a size.
 std::size_t parse_size(const char* variable, const std::string& text);
+
+/// @}
 
 }  // namespace mpidsm

@@ -26,41 +26,52 @@
 
 namespace mpidsm {
 
-// Per-rank counters since the Dsm was created.
+/// \addtogroup dsm
+/// @{
+
+/// Per-rank counters since the Dsm was created.
 struct DsmStats {
+  /// Faults on reads of pages not mapped here.
   std::uint64_t read_faults = 0;
+  /// Faults on writes (twins made, or a page fetched to write it).
   std::uint64_t write_faults = 0;
-  std::uint64_t pages_fetched = 0;  // by misses and prefetch
-  std::uint64_t prefetched = 0;     // of those, fetched ahead of a miss
-  // Prefetched pages the application touched, and those it did not (counted
-  // when they leave the cache). Tracked only with statistics on
-  // (MPIDSM_STATS=1, DsmSettings::print_stats): telling them apart costs a
-  // minor page fault per used page. "Used" is an upper bound: the kernel may
-  // map a neighbour of a touched page along with it (fault-around).
+  std::uint64_t pages_fetched = 0;  ///< by misses and prefetch
+  std::uint64_t prefetched = 0;     ///< of those, fetched ahead of a miss
+  /// Prefetched pages the application touched, and those it did not (counted
+  /// when they leave the cache). Tracked only with statistics on
+  /// (MPIDSM_STATS=1, DsmSettings::print_stats): telling them apart costs a
+  /// minor page fault per used page. "Used" is an upper bound: the kernel may
+  /// map a neighbour of a touched page along with it (fault-around).
   std::uint64_t prefetch_used = 0;
+  /// Prefetched pages that left the cache untouched.
   std::uint64_t prefetch_unused = 0;
-  std::uint64_t evictions = 0;  // pages dropped to respect MPIDSM_CACHE_PAGES
-  std::uint64_t diffs = 0;      // pages whose changes were written home
-  std::uint64_t diff_runs = 0;  // runs of changed bytes in them (byte-exact)
+  std::uint64_t evictions = 0;  ///< pages dropped to respect MPIDSM_CACHE_PAGES
+  std::uint64_t diffs = 0;      ///< pages whose changes were written home
+  std::uint64_t diff_runs = 0;  ///< runs of changed bytes in them (byte-exact)
+  /// Changed bytes written home.
   std::uint64_t diff_bytes = 0;
-  // Transfers that carried diffs home through UCX: one message per home
-  // (and per 64 KiB) at a release, a put per run for pages a transfer
-  // pins; none for homes on this node, which are written in place.
+  /// Transfers that carried diffs home through UCX: one message per home
+  /// (and per 64 KiB) at a release, a put per run for pages a transfer
+  /// pins; none for homes on this node, which are written in place.
   std::uint64_t diff_messages = 0;
+  /// Cached pages dropped at acquires because another rank changed them.
   std::uint64_t invalidations = 0;
+  /// lock() calls completed.
   std::uint64_t lock_acquires = 0;
-  std::uint64_t lock_wait_ns = 0;        // in lock(): queueing plus invalidation
-  std::uint64_t lock_log_overflows = 0;  // acquires that had to drop the whole cache
+  std::uint64_t lock_wait_ns = 0;        ///< in lock(): queueing plus invalidation
+  std::uint64_t lock_log_overflows = 0;  ///< acquires that had to drop the whole cache
+  /// barrier() calls completed.
   std::uint64_t barriers = 0;
+  /// Time spent in barrier(), in nanoseconds.
   std::uint64_t barrier_ns = 0;
-  // Times the view gave its mappings back to stay within the process's
-  // budget of mappings (vm.max_map_count): see docs/consistency.md.
+  /// Times the view gave its mappings back to stay within the process's
+  /// budget of mappings (vm.max_map_count): see docs/consistency.md.
   std::uint64_t mapping_resets = 0;
-  // Releases that found more new copies of pages homed here than the copy
-  // log holds, and so looked at every page homed here.
+  /// Releases that found more new copies of pages homed here than the copy
+  /// log holds, and so looked at every page homed here.
   std::uint64_t copy_log_overflows = 0;
 
-  // Name and value of every counter, in declaration order (for tables).
+  /// Name and value of every counter, in declaration order (for tables).
   template <class F>
   void for_each(F&& f) const {
     f("read_faults", read_faults);
@@ -85,135 +96,146 @@ struct DsmStats {
   }
 };
 
-// Per-Dsm settings; the defaults come from the MPIDSM_* variables.
+/// Per-Dsm settings; the defaults come from the MPIDSM_* variables.
 struct DsmSettings {
-  std::size_t size;                // MPIDSM_DSM_SIZE
-  std::size_t cache_pages;         // MPIDSM_CACHE_PAGES
-  std::size_t prefetch_pages;      // MPIDSM_PREFETCH_PAGES (0: no prefetch)
-  std::size_t max_checking_pages;  // MPIDSM_MAX_CHECKING_PAGES
-  std::size_t locks;               // MPIDSM_LOCKS
-  bool print_stats;                // MPIDSM_STATS: print at exit, track prefetch use
+  std::size_t size;                ///< MPIDSM_DSM_SIZE
+  std::size_t cache_pages;         ///< MPIDSM_CACHE_PAGES
+  std::size_t prefetch_pages;      ///< MPIDSM_PREFETCH_PAGES (0: no prefetch)
+  std::size_t max_checking_pages;  ///< MPIDSM_MAX_CHECKING_PAGES
+  std::size_t locks;               ///< MPIDSM_LOCKS
+  bool print_stats;                ///< MPIDSM_STATS: print at exit, track prefetch use
 
+  /// The settings the MPIDSM_* configuration gives.
   static DsmSettings from(const Config& config) {
     return {config.dsm_size,           config.cache_pages, config.prefetch_pages,
             config.max_checking_pages, config.dsm_locks,   config.dsm_stats};
   }
 };
 
-// What Dsm::make_accessible guarantees for a range.
+/// What Dsm::make_accessible guarantees for a range.
 enum class Access { read, read_write };
 
 class DsmAccess;
 
+/// The coherent shared region of a Runtime (see the header and docs/consistency.md).
 class Dsm {
  public:
-  // Collective: reserves MPIDSM_DSM_SIZE bytes at one address on every rank.
+  /// Collective: reserves MPIDSM_DSM_SIZE bytes at one address on every rank.
   explicit Dsm(Runtime& runtime);
-  // Collective, with the same settings on every rank.
+  /// Collective, with the same settings on every rank.
   Dsm(Runtime& runtime, const DsmSettings& settings);
-  ~Dsm();  // collective
+  ~Dsm();  ///< collective
   Dsm(const Dsm&) = delete;
   Dsm& operator=(const Dsm&) = delete;
 
-  // Collective, same count and placement on every rank; the same pointer on
-  // every rank. Memory starts zeroed.
+  /// Collective, same count and placement on every rank; the same pointer on
+  /// every rank. Memory starts zeroed.
   template <class T>
   T* allocate(std::size_t count, Placement placement = Placement::block()) {
     static_assert(std::is_trivially_copyable_v<T>, "DSM data must be trivially copyable");
     return static_cast<T*>(
         allocate_bytes(array_bytes(count, sizeof(T), rank(), "Dsm::allocate"), placement));
   }
-  // Collective: releases everything, then frees the allocation at `address`.
+  /// Collective: releases everything, then frees the allocation at `address`.
   void free(void* address);
 
-  // Collective: release, exchange of write notices, acquire. Errc::invalid_state
-  // on every rank when some rank calls it while holding a lock.
+  /// Collective: release, exchange of write notices, acquire. Errc::invalid_state
+  /// on every rank when some rank calls it while holding a lock.
   void barrier();
 
-  // Acquire: waits (FIFO) until this rank holds lock `id` (0 .. lock_count()-1),
-  // then invalidates the pages written under it since this rank last held it.
-  // Locks are held by the rank, not the thread. Errc::invalid_state when this
-  // rank already holds it (naming whether this thread or another does; see
-  // lock_among_threads), Errc::out_of_range for a bad id.
+  /// Acquire: waits (FIFO) until this rank holds lock `id` (0 .. lock_count()-1),
+  /// then invalidates the pages written under it since this rank last held it.
+  /// Locks are held by the rank, not the thread. Errc::invalid_state when this
+  /// rank already holds it (naming whether this thread or another does; see
+  /// lock_among_threads), Errc::out_of_range for a bad id.
   void lock(std::size_t id);
-  // lock() for ranks whose threads share lock ids: when another thread of
-  // this rank holds `id`, waits until it unlocks (threads of one rank queue
-  // here, then the rank queues with the other ranks) instead of failing.
-  // The lock still belongs to the rank; a thread locking an id it holds
-  // itself is Errc::invalid_state.
+  /// lock() for ranks whose threads share lock ids: when another thread of
+  /// this rank holds `id`, waits until it unlocks (threads of one rank queue
+  /// here, then the rank queues with the other ranks) instead of failing.
+  /// The lock still belongs to the rank; a thread locking an id it holds
+  /// itself is Errc::invalid_state.
   void lock_among_threads(std::size_t id);
-  // Release: this rank's writes go home, then the lock passes to the next
-  // waiter. Errc::invalid_state when this rank does not hold it.
+  /// Release: this rank's writes go home, then the lock passes to the next
+  /// waiter. Errc::invalid_state when this rank does not hold it.
   void unlock(std::size_t id);
+  /// Lock ids available: 0 .. lock_count()-1 (MPIDSM_LOCKS).
   std::size_t lock_count() const;
 
-  // Flags: signalling between ranks with coherence, as condition variables
-  // (JIAJIA's jia_setcv, jia_waitcv, jia_resetcv). Ids 0 .. lock_count()-1,
-  // apart from the lock ids; every flag starts lowered.
-  // set_flag: release (this rank's writes go home), then raise flag `id`.
+  /// Flags: signalling between ranks with coherence, as condition variables
+  /// (JIAJIA's jia_setcv, jia_waitcv, jia_resetcv). Ids 0 .. lock_count()-1,
+  /// apart from the lock ids; every flag starts lowered.
+  /// set_flag: release (this rank's writes go home), then raise flag `id`.
   void set_flag(std::size_t id);
-  // Returns once flag `id` is raised, as an acquire: the writes every rank
-  // made before raising it are visible. Waits politely (yields) meanwhile.
+  /// Returns once flag `id` is raised, as an acquire: the writes every rank
+  /// made before raising it are visible. Waits politely (yields) meanwhile.
   void wait_flag(std::size_t id);
-  // Lowers flag `id` (no release, no acquire).
+  /// Lowers flag `id` (no release, no acquire).
   void reset_flag(std::size_t id);
 
-  // Fetches the pages of [address, address+bytes) that are not cached here, in
-  // one batch per home, so later reads do not fault. Not collective.
+  /// Fetches the pages of [address, address+bytes) that are not cached here, in
+  /// one batch per home, so later reads do not fault. Not collective.
   void prefetch(const void* address, std::size_t bytes);
 
-  // Makes [address, address+bytes) readable (Access::read) or writable
-  // (Access::read_write) without faults, for as long as the returned handle
-  // lives: the kernel (read(), write(), any system call), MPI and other
-  // libraries may then use the memory, which they cannot while a page
-  // faults (a system call fails with EFAULT instead). Coherence is kept
-  // meanwhile: the range's writes are released at every synchronisation and
-  // other ranks' writes arrive in place. Remote pages of the range stay
-  // cached and count against MPIDSM_CACHE_PAGES (Errc::no_memory when they
-  // would take every slot); Errc::unregistered for memory in no allocation.
-  // Not collective. Release every handle before freeing its allocation.
+  /// Makes [address, address+bytes) readable (Access::read) or writable
+  /// (Access::read_write) without faults, for as long as the returned handle
+  /// lives: the kernel (read(), write(), any system call), MPI and other
+  /// libraries may then use the memory, which they cannot while a page
+  /// faults (a system call fails with EFAULT instead). Coherence is kept
+  /// meanwhile: the range's writes are released at every synchronisation and
+  /// other ranks' writes arrive in place. Remote pages of the range stay
+  /// cached and count against MPIDSM_CACHE_PAGES (Errc::no_memory when they
+  /// would take every slot); Errc::unregistered for memory in no allocation.
+  /// Not collective. Release every handle before freeing its allocation.
   [[nodiscard]] DsmAccess make_accessible(const void* address, std::size_t bytes, Access access);
 
-  int rank() const;  // this rank in the runtime's communicator
+  int rank() const;  ///< this rank in the runtime's communicator
+  /// First byte of the region (the same address on every rank).
   void* base() const;
+  /// Bytes of the region (MPIDSM_DSM_SIZE).
   std::size_t size() const;
+  /// Bytes of a page: the unit of coherence and placement.
   std::size_t page_size() const;
-  // The home rank of the page holding `address`; -1 for a first-touch page
-  // nobody has touched yet (Errc::unregistered outside any allocation).
+  /// The home rank of the page holding `address`; -1 for a first-touch page
+  /// nobody has touched yet (Errc::unregistered outside any allocation).
   int home_of(const void* address) const;
+  /// This rank's counters since creation or reset_stats().
   DsmStats stats() const;
-  // Collective: a barrier, then every rank's counters restart from 0, so
-  // that statistics can leave out initialisation.
+  /// Collective: a barrier, then every rank's counters restart from 0, so
+  /// that statistics can leave out initialisation.
   void reset_stats();
-  // Collective: rank 0 prints every rank's statistics as a table on `out`.
-  // Also done at destruction when MPIDSM_STATS=1.
+  /// Collective: rank 0 prints every rank's statistics as a table on `out`.
+  /// Also done at destruction when MPIDSM_STATS=1.
   void print_stats(std::FILE* out = stderr) const;
 
  private:
   void* allocate_bytes(std::size_t bytes, const Placement& placement);
 
   class Engine;
-  // The engine, or Errc::not_initialized naming `operation` once the runtime
-  // was finalized.
+  /// The engine, or Errc::not_initialized naming `operation` once the runtime
+  /// was finalized.
   Engine& live(const char* operation) const;
   std::unique_ptr<Engine> engine_;
-  std::weak_ptr<const void> alive_;  // Runtime::lifetime()
+  std::weak_ptr<const void> alive_;  ///< Runtime::lifetime()
 };
 
-// The lifetime of a Dsm::make_accessible range: accessible until release()
-// or destruction. Movable, not copyable.
+/// The lifetime of a Dsm::make_accessible range: accessible until release()
+/// or destruction. Movable, not copyable.
 class DsmAccess {
  public:
   DsmAccess() = default;
+  /// Takes over the range of `other`, which becomes empty.
   DsmAccess(DsmAccess&& other) noexcept { *this = std::move(other); }
+  /// Releases this range, then takes over that of `other`.
   DsmAccess& operator=(DsmAccess&& other) noexcept;
   DsmAccess(const DsmAccess&) = delete;
   DsmAccess& operator=(const DsmAccess&) = delete;
   ~DsmAccess() { release(); }
-  // Ends the access early (pages may fault again); idempotent. Safe after
-  // the Dsm is gone.
+  /// Ends the access early (pages may fault again); idempotent. Safe after
+  /// the Dsm is gone.
   void release() noexcept;
+  /// First byte of the range.
   const void* address() const { return address_; }
+  /// Bytes of the range (0 once released).
   std::size_t bytes() const { return bytes_; }
 
  private:
@@ -223,27 +245,37 @@ class DsmAccess {
   std::size_t bytes_ = 0;
 };
 
-// A DSM lock as an object (BasicLockable, so std::lock_guard and
-// std::unique_lock work). Ranks naming the same id share the lock.
+/// A DSM lock as an object (BasicLockable, so std::lock_guard and
+/// std::unique_lock work). Ranks naming the same id share the lock.
 class DsmMutex {
  public:
+  /// Lock `id` of `dsm`; nothing is taken yet.
   DsmMutex(Dsm& dsm, std::size_t id) : dsm_(&dsm), id_(id) {}
+  /// Dsm::lock(id): an acquire.
   void lock() { dsm_->lock(id_); }
+  /// Dsm::unlock(id): a release.
   void unlock() { dsm_->unlock(id_); }
+  /// The lock id.
   std::size_t id() const { return id_; }
 
  protected:
+  /// The region whose lock this is.
   Dsm* dsm_;
+  /// The lock id.
   std::size_t id_;
 };
 
-// A DSM lock for ranks with several threads: threads of a rank that lock
-// the same id wait for each other (Dsm::lock_among_threads) instead of
-// failing.
+/// A DSM lock for ranks with several threads: threads of a rank that lock
+/// the same id wait for each other (Dsm::lock_among_threads) instead of
+/// failing.
 class DsmThreadMutex : public DsmMutex {
  public:
+  /// Lock `id` of `dsm`; nothing is taken yet.
   using DsmMutex::DsmMutex;
+  /// Dsm::lock_among_threads(id): waits for other threads of the rank, then acquires.
   void lock() { dsm_->lock_among_threads(id_); }
 };
+
+/// @}
 
 }  // namespace mpidsm

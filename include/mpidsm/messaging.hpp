@@ -17,45 +17,55 @@
 
 namespace mpidsm {
 
-// A received message: source, tag and number of elements.
+/// \addtogroup messaging
+/// @{
+
+/// A received message: source, tag and number of elements.
 struct Received {
+  /// The sender.
   int source = any_source;
+  /// The message's tag.
   int tag = any_tag;
+  /// Elements received.
   std::size_t count = 0;
 };
 
+/// Typed tagged send and receive between the ranks of a Runtime.
 class Messaging {
  public:
+  /// Messaging over `runtime` (not collective; the runtime must outlive it).
   explicit Messaging(Runtime& runtime) : transport_(runtime.transport()) {}
 
+  /// Blocking: returns when `data` may be reused. Tags are 0..max_tag.
   template <class T>
   void send(int peer, int tag, std::span<const T> data) {
     static_assert(std::is_trivially_copyable_v<T>);
     transport_.send(peer, tag, data.data(), data.size_bytes());
   }
-  // The data must stay untouched until the request completes.
+  /// The data must stay untouched until the request completes.
   template <class T>
   Request isend(int peer, int tag, std::span<const T> data) {
     static_assert(std::is_trivially_copyable_v<T>);
     return transport_.isend(peer, tag, data.data(), data.size_bytes());
   }
-  // source may be any_source, tag any_tag. A message longer than the buffer is
-  // an Errc::truncated error; one that is not a whole number of T an
-  // Errc::invalid_argument error.
+  /// source may be any_source, tag any_tag. A message longer than the buffer is
+  /// an Errc::truncated error; one that is not a whole number of T an
+  /// Errc::invalid_argument error.
   template <class T>
   Received recv(int source, int tag, std::span<T> buffer) {
     static_assert(std::is_trivially_copyable_v<T>);
     return count<T>(transport_.recv(source, tag, buffer.data(), buffer.size_bytes()));
   }
-  // Complete with wait(); then count<T>(request.message()) describes it.
+  /// Complete with wait(); then count<T>(request.message()) describes it.
   template <class T>
   Request irecv(int source, int tag, std::span<T> buffer) {
     static_assert(std::is_trivially_copyable_v<T>);
     return transport_.irecv(source, tag, buffer.data(), buffer.size_bytes());
   }
-  // Non-blocking: a matching message that has arrived, without receiving it.
+  /// Non-blocking: a matching message that has arrived, without receiving it.
   std::optional<MessageInfo> probe(int source, int tag) { return transport_.probe(source, tag); }
 
+  /// Describes a message in elements of T.
   template <class T>
   Received count(const MessageInfo& info) const {
     if (info.size % sizeof(T) != 0)
@@ -69,5 +79,7 @@ class Messaging {
  private:
   Transport& transport_;
 };
+
+/// @}
 
 }  // namespace mpidsm

@@ -1,4 +1,6 @@
-/* mpidsm's C API: the runtime, PGAS, the coherent DSM and tagged messaging,
+/** \file
+ * \ingroup c_api
+ * mpidsm's C API: the runtime, PGAS, the coherent DSM and tagged messaging,
  * for C11 (mpicc) and C++.
  *
  * Every function returns an mpidsm_status_t. A failed call also leaves a
@@ -23,161 +25,201 @@
 extern "C" {
 #endif
 
+/** \addtogroup c_api
+ * @{ */
+
 /* ---- Errors and version ------------------------------------------------ */
 
-/* The message of the last failed call on this thread ("" if none failed).
+/** The message of the last failed call on this thread ("" if none failed).
  * Valid until the thread's next failed call. */
 const char* mpidsm_error_message(void);
 
-/* The library's version. Compare with MPIDSM_VERSION_MAJOR/MINOR (the
+/** The library's version. Compare with MPIDSM_VERSION_MAJOR/MINOR (the
  * header's) to detect a header/library mismatch. Never fails. */
 mpidsm_status_t mpidsm_version(int* major, int* minor, int* patch);
 
 /* ---- Runtime ----------------------------------------------------------- */
 
+/** A runtime: mpidsm on one MPI communicator. */
 typedef struct mpidsm_runtime* mpidsm_runtime_t;
 
-/* Collective over comm (MPI must be initialised; the application owns
+/** Collective over comm (MPI must be initialised; the application owns
  * MPI_Init and MPI_Finalize). Reads the MPIDSM_* environment variables. */
 mpidsm_status_t mpidsm_runtime_create(MPI_Comm comm, mpidsm_runtime_t* runtime);
-/* Collective. Sets *runtime to NULL; NULL is accepted and ignored. PGAS and
+/** Collective. Sets *runtime to NULL; NULL is accepted and ignored. PGAS and
  * DSM objects of the runtime must be destroyed first. */
 mpidsm_status_t mpidsm_runtime_destroy(mpidsm_runtime_t* runtime);
+/** @{ */
+/** This rank's number, and the communicator's size. */
 mpidsm_status_t mpidsm_runtime_rank(mpidsm_runtime_t runtime, int* rank);
 mpidsm_status_t mpidsm_runtime_size(mpidsm_runtime_t runtime, int* size);
+/** @} */
 
 /* ---- PGAS: symmetric allocations and one-sided operations ---------------
  * Remote data is named OpenSHMEM-style: by the address of the same object
  * in this rank's copy of a symmetric allocation, plus the target rank. */
 
+/** A PGAS face: the symmetric heap of a runtime. */
 typedef struct mpidsm_pgas* mpidsm_pgas_t;
 
+/** Comparisons of mpidsm_wait_until_u64: word `cmp` value. */
 typedef enum mpidsm_cmp {
-  MPIDSM_CMP_EQ, MPIDSM_CMP_NE, MPIDSM_CMP_GT, MPIDSM_CMP_GE, MPIDSM_CMP_LT, MPIDSM_CMP_LE
-} mpidsm_cmp_t;
+  MPIDSM_CMP_EQ,
+  MPIDSM_CMP_NE,
+  MPIDSM_CMP_GT,
+  MPIDSM_CMP_GE,
+  MPIDSM_CMP_LT,
+  MPIDSM_CMP_LE
+} mpidsm_cmp_t; /**< Comparisons of mpidsm_wait_until_u64. */
 
-typedef enum mpidsm_signal_op { MPIDSM_SIGNAL_SET, MPIDSM_SIGNAL_ADD } mpidsm_signal_op_t;
+/** What mpidsm_put_signal does to the signal word: store or add the value. */
+typedef enum mpidsm_signal_op {
+  MPIDSM_SIGNAL_SET, /**< store the value */
+  MPIDSM_SIGNAL_ADD  /**< add the value */
+} mpidsm_signal_op_t;
 
+/** Collective: the PGAS face of a runtime, with its symmetric heap (MPIDSM_HEAP_SIZE). */
 mpidsm_status_t mpidsm_pgas_create(mpidsm_runtime_t runtime, mpidsm_pgas_t* pgas);
-mpidsm_status_t mpidsm_pgas_destroy(mpidsm_pgas_t* pgas); /* collective; NULL ignored */
-/* Collective: `bytes` must agree on every rank. 64-byte aligned. */
+mpidsm_status_t mpidsm_pgas_destroy(mpidsm_pgas_t* pgas); /**< collective; NULL ignored */
+/** Collective: `bytes` must agree on every rank. 64-byte aligned. */
 mpidsm_status_t mpidsm_pgas_alloc(mpidsm_pgas_t pgas, size_t bytes, void** local);
-mpidsm_status_t mpidsm_pgas_free(mpidsm_pgas_t pgas, void* local); /* collective */
+mpidsm_status_t mpidsm_pgas_free(mpidsm_pgas_t pgas, void* local); /**< collective */
 
-/* Blocking: complete (remotely visible, or data arrived) on return. */
-mpidsm_status_t mpidsm_put(mpidsm_pgas_t pgas, int rank, void* dest, const void* src,
-                           size_t bytes);
-mpidsm_status_t mpidsm_get(mpidsm_pgas_t pgas, void* dest, int rank, const void* src,
-                           size_t bytes);
-/* Non-blocking: complete at the next mpidsm_quiet (or barrier); buffers
+/** @{ */
+/** Blocking: complete (remotely visible, or data arrived) on return. */
+mpidsm_status_t mpidsm_put(mpidsm_pgas_t pgas, int rank, void* dest, const void* src, size_t bytes);
+mpidsm_status_t mpidsm_get(mpidsm_pgas_t pgas, void* dest, int rank, const void* src, size_t bytes);
+/** @} */
+/** @{ */
+/** Non-blocking: complete at the next mpidsm_quiet (or barrier); buffers
  * must not be touched until then. */
 mpidsm_status_t mpidsm_put_nbi(mpidsm_pgas_t pgas, int rank, void* dest, const void* src,
                                size_t bytes);
 mpidsm_status_t mpidsm_get_nbi(mpidsm_pgas_t pgas, void* dest, int rank, const void* src,
                                size_t bytes);
-/* dest's data, then the signal word (set to or added `value`), in that order.
+/** @} */
+/** dest's data, then the signal word (set to or added `value`), in that order.
  * op: an mpidsm_signal_op_t. (Enumerations travel as int through this API:
  * a value outside the enumeration is then an error, not undefined.) */
 mpidsm_status_t mpidsm_put_signal(mpidsm_pgas_t pgas, int rank, void* dest, const void* src,
                                   size_t bytes, uint64_t* signal, uint64_t value, int op);
-mpidsm_status_t mpidsm_fence(mpidsm_pgas_t pgas);   /* orders puts to each rank */
-mpidsm_status_t mpidsm_quiet(mpidsm_pgas_t pgas);   /* completes every operation */
-mpidsm_status_t mpidsm_barrier(mpidsm_pgas_t pgas); /* quiet, then a barrier */
+mpidsm_status_t mpidsm_fence(mpidsm_pgas_t pgas);   /**< orders puts to each rank */
+mpidsm_status_t mpidsm_quiet(mpidsm_pgas_t pgas);   /**< completes every operation */
+mpidsm_status_t mpidsm_barrier(mpidsm_pgas_t pgas); /**< quiet, then a barrier */
 
-/* Atomics on 64-bit words of a symmetric allocation (8-byte aligned). The
+/** @{ */
+/** Atomics on 64-bit words of a symmetric allocation (8-byte aligned). The
  * fetching forms store the previous value in *old (which may be NULL). */
 mpidsm_status_t mpidsm_atomic_fetch_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word,
                                         uint64_t* value);
-mpidsm_status_t mpidsm_atomic_set_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word,
-                                      uint64_t value);
-mpidsm_status_t mpidsm_atomic_swap_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word,
-                                       uint64_t value, uint64_t* old);
+mpidsm_status_t mpidsm_atomic_set_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word, uint64_t value);
+mpidsm_status_t mpidsm_atomic_swap_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word, uint64_t value,
+                                       uint64_t* old);
 mpidsm_status_t mpidsm_atomic_compare_swap_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word,
-                                               uint64_t expected, uint64_t desired,
-                                               uint64_t* old);
+                                               uint64_t expected, uint64_t desired, uint64_t* old);
 mpidsm_status_t mpidsm_atomic_fetch_add_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word,
                                             uint64_t value, uint64_t* old);
-mpidsm_status_t mpidsm_atomic_add_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word,
-                                      uint64_t value);
-/* Waits until the local word (a symmetric allocation's) compares true with
+mpidsm_status_t mpidsm_atomic_add_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word, uint64_t value);
+/** @} */
+/** Waits until the local word (a symmetric allocation's) compares true with
  * value (cmp: an mpidsm_cmp_t); stores what it saw in *seen (may be NULL). */
-mpidsm_status_t mpidsm_wait_until_u64(mpidsm_pgas_t pgas, uint64_t* word, int cmp,
-                                      uint64_t value, uint64_t* seen);
+mpidsm_status_t mpidsm_wait_until_u64(mpidsm_pgas_t pgas, uint64_t* word, int cmp, uint64_t value,
+                                      uint64_t* seen);
 
 /* ---- DSM: one shared region, plain loads and stores --------------------- */
 
+/** A DSM face: the coherent shared region of a runtime. */
 typedef struct mpidsm_dsm* mpidsm_dsm_t;
 
+/** Where the pages of a DSM allocation have their home. */
 typedef enum mpidsm_placement_kind {
-  MPIDSM_PLACE_BLOCK,       /* contiguous equal shares, rank 0 first (the default) */
-  MPIDSM_PLACE_CYCLIC,      /* blocks of pages_per_block pages dealt from rank `rank` */
-  MPIDSM_PLACE_ON_RANK,     /* every page on `rank` */
-  MPIDSM_PLACE_FIRST_TOUCH, /* each page on the rank that touches it first */
+  MPIDSM_PLACE_BLOCK,       /**< contiguous equal shares, rank 0 first (the default) */
+  MPIDSM_PLACE_CYCLIC,      /**< blocks of pages_per_block pages dealt from rank `rank` */
+  MPIDSM_PLACE_ON_RANK,     /**< every page on `rank` */
+  MPIDSM_PLACE_FIRST_TOUCH, /**< each page on the rank that touches it first */
   MPIDSM_PLACE_BLOCKS       /* `blocks`: consecutive ranges and their homes */
-} mpidsm_placement_kind_t;
+} mpidsm_placement_kind_t;  /**< Where pages have their home. */
 
+/** One block of an MPIDSM_PLACE_BLOCKS placement. */
 typedef struct mpidsm_block {
-  size_t bytes; /* a multiple of the page size, except the last */
-  int home;
-} mpidsm_block_t;
+  size_t bytes;   /**< a multiple of the page size, except the last */
+  int home;       /**< the block's home rank */
+} mpidsm_block_t; /**< One block of an MPIDSM_PLACE_BLOCKS placement. */
 
+/** The placement of a DSM allocation (NULL in mpidsm_dsm_alloc: MPIDSM_PLACE_BLOCK). */
 typedef struct mpidsm_placement {
-  int kind;                     /* an mpidsm_placement_kind_t */
-  size_t pages_per_block;       /* CYCLIC */
-  int rank;                     /* CYCLIC: first block's home; ON_RANK: the home */
-  const mpidsm_block_t* blocks; /* BLOCKS, in address order (copied by alloc) */
-  size_t block_count;
-} mpidsm_placement_t;
+  int kind;                     /**< an mpidsm_placement_kind_t */
+  size_t pages_per_block;       /**< CYCLIC */
+  int rank;                     /**< CYCLIC: first block's home; ON_RANK: the home */
+  const mpidsm_block_t* blocks; /**< BLOCKS, in address order (copied by alloc) */
+  size_t block_count;           /**< BLOCKS: entries in `blocks` */
+} mpidsm_placement_t;           /**< The placement of a DSM allocation. */
 
+/** Per-rank DSM counters: the fields of mpidsm::DsmStats, documented there. */
 typedef struct mpidsm_dsm_stats {
-  uint64_t read_faults, write_faults, pages_fetched, prefetched, prefetch_used,
-      prefetch_unused, evictions, diffs, diff_runs, diff_bytes, diff_messages, invalidations,
-      lock_acquires, lock_wait_ns, lock_log_overflows, barriers, barrier_ns, mapping_resets,
-      copy_log_overflows;
-} mpidsm_dsm_stats_t;
+  /** @{ */
+  /** As the field of the same name in mpidsm::DsmStats. */
+  uint64_t read_faults, write_faults, pages_fetched, prefetched, prefetch_used, prefetch_unused,
+      evictions, diffs, diff_runs, diff_bytes, diff_messages, invalidations, lock_acquires,
+      lock_wait_ns, lock_log_overflows, barriers, barrier_ns, mapping_resets, copy_log_overflows;
+  /** @} */
+} mpidsm_dsm_stats_t; /**< Per-rank DSM counters. */
 
-/* Collective; sized by MPIDSM_DSM_SIZE, MPIDSM_CACHE_PAGES, MPIDSM_LOCKS... */
+/** Collective; sized by MPIDSM_DSM_SIZE, MPIDSM_CACHE_PAGES, MPIDSM_LOCKS... */
 mpidsm_status_t mpidsm_dsm_create(mpidsm_runtime_t runtime, mpidsm_dsm_t* dsm);
-mpidsm_status_t mpidsm_dsm_destroy(mpidsm_dsm_t* dsm); /* collective; NULL ignored */
-/* Collective: bytes and placement must agree. NULL placement: BLOCK. The
+mpidsm_status_t mpidsm_dsm_destroy(mpidsm_dsm_t* dsm); /**< collective; NULL ignored */
+/** Collective: bytes and placement must agree. NULL placement: BLOCK. The
  * memory reads as zero at first. */
 mpidsm_status_t mpidsm_dsm_alloc(mpidsm_dsm_t dsm, size_t bytes,
                                  const mpidsm_placement_t* placement, void** address);
-mpidsm_status_t mpidsm_dsm_free(mpidsm_dsm_t dsm, void* address); /* collective */
-/* Release, global barrier, acquire: every write before it is visible after. */
+mpidsm_status_t mpidsm_dsm_free(mpidsm_dsm_t dsm, void* address); /**< collective */
+/** Release, global barrier, acquire: every write before it is visible after. */
 mpidsm_status_t mpidsm_dsm_barrier(mpidsm_dsm_t dsm);
-/* Lock ids are 0 .. count-1 (MPIDSM_LOCKS). Locks belong to the rank. */
+/** @{ */
+/** Lock (an acquire) and unlock (a release) of lock `id`, 0 .. count-1
+ * (MPIDSM_LOCKS); lock_count gives the count. Locks belong to the rank. */
 mpidsm_status_t mpidsm_dsm_lock(mpidsm_dsm_t dsm, size_t id);
 mpidsm_status_t mpidsm_dsm_unlock(mpidsm_dsm_t dsm, size_t id);
 mpidsm_status_t mpidsm_dsm_lock_count(mpidsm_dsm_t dsm, size_t* count);
-/* Flags (condition variables): set releases, wait acquires once set. */
+/** @} */
+/** @{ */
+/** Flags (condition variables): set releases, wait acquires once set,
+ * reset lowers the flag. */
 mpidsm_status_t mpidsm_dsm_set_flag(mpidsm_dsm_t dsm, size_t id);
 mpidsm_status_t mpidsm_dsm_wait_flag(mpidsm_dsm_t dsm, size_t id);
 mpidsm_status_t mpidsm_dsm_reset_flag(mpidsm_dsm_t dsm, size_t id);
+/** @} */
+/** Fetches the pages of [address, address+bytes) ahead of their use. */
 mpidsm_status_t mpidsm_dsm_prefetch(mpidsm_dsm_t dsm, const void* address, size_t bytes);
+/** The home rank of the page holding `address`. */
 mpidsm_status_t mpidsm_dsm_home_of(mpidsm_dsm_t dsm, const void* address, int* home);
+/** This rank's counters since creation or mpidsm_dsm_reset_stats. */
 mpidsm_status_t mpidsm_dsm_stats(mpidsm_dsm_t dsm, mpidsm_dsm_stats_t* stats);
-mpidsm_status_t mpidsm_dsm_reset_stats(mpidsm_dsm_t dsm); /* collective */
+mpidsm_status_t mpidsm_dsm_reset_stats(mpidsm_dsm_t dsm); /**< collective */
+/** Collective: every rank's counters as one table, printed by rank 0 on `out`. */
 mpidsm_status_t mpidsm_dsm_print_stats(mpidsm_dsm_t dsm, FILE* out);
 
 /* ---- Tagged messaging (UCX tag matching; rendezvous for large data) ----- */
 
-#define MPIDSM_ANY_SOURCE (-1)
-#define MPIDSM_ANY_TAG (-1)
+#define MPIDSM_ANY_SOURCE (-1) /**< mpidsm_recv: a message from any rank */
+#define MPIDSM_ANY_TAG (-1)    /**< mpidsm_recv: a message of any tag */
 
+/** What mpidsm_recv received. */
 typedef struct mpidsm_recv_info {
-  int source;
-  int tag;
-  size_t bytes;
-} mpidsm_recv_info_t;
+  int source;         /**< the sender */
+  int tag;            /**< the message's tag */
+  size_t bytes;       /**< the message's length */
+} mpidsm_recv_info_t; /**< What mpidsm_recv received. */
 
-/* Tags are 0 .. 2^24-1. */
+/** Tags are 0 .. 2^24-1. */
 mpidsm_status_t mpidsm_send(mpidsm_runtime_t runtime, int rank, int tag, const void* buffer,
                             size_t bytes);
-/* A message larger than `capacity` is consumed and MPIDSM_ERR_TRUNCATED.
+/** A message larger than `capacity` is consumed and MPIDSM_ERR_TRUNCATED.
  * info may be NULL. */
 mpidsm_status_t mpidsm_recv(mpidsm_runtime_t runtime, int source, int tag, void* buffer,
                             size_t capacity, mpidsm_recv_info_t* info);
+
+/** @} */
 
 #ifdef __cplusplus
 }

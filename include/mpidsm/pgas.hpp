@@ -35,21 +35,24 @@
 
 namespace mpidsm {
 
+/// \addtogroup pgas
+/// @{
+
 class Pgas;
 
 namespace detail {
 
-// One collective allocation. Records are kept (and reused) by the Pgas, so a
-// global pointer can always ask whether its allocation is still alive.
+/// One collective allocation. Records are kept (and reused) by the Pgas, so a
+/// global pointer can always ask whether its allocation is still alive.
 struct Allocation {
-  std::size_t offset = 0;        // in the symmetric heap
-  std::size_t bytes = 0;         // as requested
-  std::uint64_t generation = 0;  // 0 once freed
-  const void* owner = nullptr;   // the Pgas whose heap holds it
+  std::size_t offset = 0;        ///< in the symmetric heap
+  std::size_t bytes = 0;         ///< as requested
+  std::uint64_t generation = 0;  ///< 0 once freed
+  const void* owner = nullptr;   ///< the Pgas whose heap holds it
 };
 
-// A global address: an allocation, its generation when the pointer was made,
-// a rank and a byte offset inside the allocation.
+/// A global address: an allocation, its generation when the pointer was made,
+/// a rank and a byte offset inside the allocation.
 struct GlobalAddress {
   const Allocation* allocation = nullptr;
   std::uint64_t generation = 0;
@@ -59,34 +62,38 @@ struct GlobalAddress {
 
 }  // namespace detail
 
-// Points at an element of a symmetric allocation on one rank. Arithmetic is
-// free; bounds, rank and liveness are checked when the pointer is used.
+/// Points at an element of a symmetric allocation on one rank. Arithmetic is
+/// free; bounds, rank and liveness are checked when the pointer is used.
 template <class T>
 class global_ptr {
  public:
   global_ptr() = default;
+  /// The rank whose memory this points into.
   int rank() const noexcept { return address_.rank; }
-  // Element index from the allocation's start.
+  /// Element index from the allocation's start.
   std::ptrdiff_t index() const noexcept {
     return static_cast<std::ptrdiff_t>(address_.byte) / static_cast<std::ptrdiff_t>(sizeof(T));
   }
+  /// n elements further on the same rank.
   global_ptr operator+(std::ptrdiff_t n) const {
     global_ptr p = *this;
     p.address_.byte += static_cast<std::size_t>(n * static_cast<std::ptrdiff_t>(sizeof(T)));
     return p;
   }
+  /// n elements back on the same rank.
   global_ptr operator-(std::ptrdiff_t n) const { return *this + (-n); }
-  // The same element on another rank.
+  /// The same element on another rank.
   global_ptr on(int rank) const {
     global_ptr p = *this;
     p.address_.rank = rank;
     return p;
   }
-  // The same bytes viewed as U (like reinterpret_cast; alignment is checked at use).
+  /// The same bytes viewed as U (like reinterpret_cast; alignment is checked at use).
   template <class U>
   global_ptr<U> as() const {
     return global_ptr<U>(address_);
   }
+  /// The allocation, rank and byte offset this names.
   const detail::GlobalAddress& address() const noexcept { return address_; }
 
  private:
@@ -99,16 +106,18 @@ class global_ptr {
   detail::GlobalAddress address_{};
 };
 
-// The local view and the global pointers of one collective allocation.
+/// The local view and the global pointers of one collective allocation.
 template <class T>
 class SymmetricArray {
  public:
   SymmetricArray() = default;
+  /// Elements per rank.
   std::size_t size() const noexcept { return count_; }
-  // This rank's elements.
+  /// This rank's elements.
   T* local() const noexcept { return local_; }
+  /// Element i of this rank's copy.
   T& operator[](std::size_t i) const noexcept { return local_[i]; }
-  // Element i on `rank` (i may equal size(): a one-past-the-end pointer).
+  /// Element i on `rank` (i may equal size(): a one-past-the-end pointer).
   global_ptr<T> at(int rank, std::size_t i = 0) const {
     return global_ptr<T>(detail::GlobalAddress{allocation_, generation_, rank, i * sizeof(T)});
   }
@@ -121,24 +130,32 @@ class SymmetricArray {
   std::uint64_t generation_ = 0;
 };
 
+/// Comparisons for wait_until and test: word `cmp` value.
 enum class Compare { eq, ne, gt, ge, lt, le };
+/// What put_signal does to the signal word: store or add the value.
 enum class SignalOp { set, add };
 
+/// The PGAS face of a Runtime: a symmetric heap and OpenSHMEM's one-sided operations.
 class Pgas {
  public:
-  // Collective over the runtime's communicator: allocates the symmetric heap
-  // (MPIDSM_HEAP_SIZE bytes per rank). The runtime must outlive the Pgas.
+  /// Collective over the runtime's communicator: allocates the symmetric heap
+  /// (MPIDSM_HEAP_SIZE bytes per rank). The runtime must outlive the Pgas.
   explicit Pgas(Runtime& runtime);
-  ~Pgas();  // collective
+  ~Pgas();  ///< collective
   Pgas(const Pgas&) = delete;
   Pgas& operator=(const Pgas&) = delete;
 
+  /// This rank's number.
   int rank() const noexcept { return rank_; }
+  /// Ranks of the runtime.
   int size() const noexcept { return size_; }
+  /// Bytes of symmetric heap per rank (MPIDSM_HEAP_SIZE).
   std::size_t heap_capacity() const;
+  /// Bytes of it allocated now.
   std::size_t heap_used() const;
 
   // --- allocation (collective; every rank must pass the same count) -----------
+  /// Collective: `count` elements of T on every rank, 64-byte aligned, uninitialised.
   template <class T>
   SymmetricArray<T> allocate(std::size_t count) {
     static_assert(std::is_trivially_copyable_v<T>, "symmetric data must be trivially copyable");
@@ -150,138 +167,161 @@ class Pgas {
     array.count_ = count;
     return array;
   }
+  /// Collective: frees an allocation and empties `array`.
   template <class T>
   void free(SymmetricArray<T>& array) {
     free_bytes(array.allocation_, array.generation_);
     array = SymmetricArray<T>();
   }
-  // Collective: frees the allocation that starts at `local` (this rank's
-  // copy), as free() does; for callers that keep addresses, not arrays.
+  /// Collective: frees the allocation that starts at `local` (this rank's
+  /// copy), as free() does; for callers that keep addresses, not arrays.
   void free_at(const void* local);
 
   // --- put and get -------------------------------------------------------------
+  /// Blocking: `count` elements to `dst`, remotely complete on return.
   template <class T>
   void put(global_ptr<T> dst, const T* src, std::size_t count) {
     put_bytes(dst.address(), src, array_bytes(count, sizeof(T), rank_, "put"), Completion::request,
               "put")
         .wait();
   }
+  /// Blocking: `count` elements from `src`, arrived on return.
   template <class T>
   void get(T* dst, global_ptr<T> src, std::size_t count) {
     get_bytes(dst, src.address(), array_bytes(count, sizeof(T), rank_, "get"), Completion::request,
               "get")
         .wait();
   }
+  /// Non-blocking: `src` may be reused after quiet().
   template <class T>
   void put_nbi(global_ptr<T> dst, const T* src, std::size_t count) {
     put_bytes(dst.address(), src, array_bytes(count, sizeof(T), rank_, "put_nbi"),
               Completion::at_quiet, "put_nbi");
   }
+  /// Non-blocking: `dst` may be read after quiet().
   template <class T>
   void get_nbi(T* dst, global_ptr<T> src, std::size_t count) {
     get_bytes(dst, src.address(), array_bytes(count, sizeof(T), rank_, "get_nbi"),
               Completion::at_quiet, "get_nbi");
   }
+  /// Non-blocking: the Request completes when `src` may be reused; quiet() for remote completion.
   template <class T>
   Request put_nb(global_ptr<T> dst, const T* src, std::size_t count) {
     return put_bytes(dst.address(), src, array_bytes(count, sizeof(T), rank_, "put_nb"),
                      Completion::request, "put_nb");
   }
+  /// Non-blocking: the Request completes when the data has arrived.
   template <class T>
   Request get_nb(T* dst, global_ptr<T> src, std::size_t count) {
     return get_bytes(dst, src.address(), array_bytes(count, sizeof(T), rank_, "get_nb"),
                      Completion::request, "get_nb");
   }
-  // Strided: blocks of `block` elements, `blocks` of them; block i starts at
-  // element i*dst_stride of dst and i*src_stride of src (OpenSHMEM's ibput/ibget).
+  /// Strided: blocks of `block` elements, `blocks` of them; block i starts at
+  /// element i*dst_stride of dst and i*src_stride of src (OpenSHMEM's ibput/ibget).
   template <class T>
   void iput(global_ptr<T> dst, const T* src, std::ptrdiff_t dst_stride, std::ptrdiff_t src_stride,
             std::size_t block, std::size_t blocks) {
     strided(true, dst.address(), const_cast<T*>(src), sizeof(T), dst_stride, src_stride, block,
             blocks);
   }
+  /// Strided get: element i of `src` (stride src_stride) into `dst` (stride dst_stride).
   template <class T>
   void iget(T* dst, global_ptr<T> src, std::ptrdiff_t dst_stride, std::ptrdiff_t src_stride,
             std::size_t block, std::size_t blocks) {
     strided(false, src.address(), dst, sizeof(T), src_stride, dst_stride, block, blocks);
   }
 
+  /// Orders: operations issued after it reach each target after those issued before.
   void fence();
+  /// Completes every operation issued so far, at its target.
   void quiet();
+  /// Collective: quiet() on every rank, then all ranks synchronise.
   void barrier();
 
   // --- atomics on 32- and 64-bit integers -------------------------------------
+  /// Atomically reads *p.
   template <AtomicWord T>
   T atomic_fetch(global_ptr<T> p) {
     return fetch_op(AtomicOp::add, p, T(0));
   }
+  /// Atomically stores `value` in *p.
   template <AtomicWord T>
   void atomic_set(global_ptr<T> p, T value) {
     fetch_op(AtomicOp::swap, p, value);
   }
+  /// Stores `value` in *p and returns the previous value.
   template <AtomicWord T>
   T atomic_swap(global_ptr<T> p, T value) {
     return fetch_op(AtomicOp::swap, p, value);
   }
-  // Returns the old value; stores desired only if the old value equals expected.
+  /// Returns the old value; stores desired only if the old value equals expected.
   template <AtomicWord T>
   T atomic_compare_swap(global_ptr<T> p, T expected, T desired) {
     return static_cast<T>(atomic_bytes(AtomicOp::compare_swap, p.address(), sizeof(T),
                                        static_cast<std::uint64_t>(desired),
                                        static_cast<std::uint64_t>(expected), true));
   }
+  /// Adds `value` to *p and returns the previous value.
   template <AtomicWord T>
   T atomic_fetch_add(global_ptr<T> p, T value) {
     return fetch_op(AtomicOp::add, p, value);
   }
+  /// Adds 1 to *p and returns the previous value.
   template <AtomicWord T>
   T atomic_fetch_inc(global_ptr<T> p) {
     return fetch_op(AtomicOp::add, p, T(1));
   }
+  /// ANDs `value` into *p and returns the previous value.
   template <AtomicWord T>
   T atomic_fetch_and(global_ptr<T> p, T value) {
     return fetch_op(AtomicOp::bit_and, p, value);
   }
+  /// ORs `value` into *p and returns the previous value.
   template <AtomicWord T>
   T atomic_fetch_or(global_ptr<T> p, T value) {
     return fetch_op(AtomicOp::bit_or, p, value);
   }
+  /// XORs `value` into *p and returns the previous value.
   template <AtomicWord T>
   T atomic_fetch_xor(global_ptr<T> p, T value) {
     return fetch_op(AtomicOp::bit_xor, p, value);
   }
-  // Non-fetching: complete at the next quiet.
+  /// Non-fetching: complete at the next quiet.
   template <AtomicWord T>
   void atomic_add(global_ptr<T> p, T value) {
     post_op(AtomicOp::add, p, value);
   }
+  /// Adds 1 to *p; complete at the next quiet().
   template <AtomicWord T>
   void atomic_inc(global_ptr<T> p) {
     post_op(AtomicOp::add, p, T(1));
   }
+  /// ANDs `value` into *p; complete at the next quiet().
   template <AtomicWord T>
   void atomic_and(global_ptr<T> p, T value) {
     post_op(AtomicOp::bit_and, p, value);
   }
+  /// ORs `value` into *p; complete at the next quiet().
   template <AtomicWord T>
   void atomic_or(global_ptr<T> p, T value) {
     post_op(AtomicOp::bit_or, p, value);
   }
+  /// XORs `value` into *p; complete at the next quiet().
   template <AtomicWord T>
   void atomic_xor(global_ptr<T> p, T value) {
     post_op(AtomicOp::bit_xor, p, value);
   }
 
   // --- signals -------------------------------------------------------------------
-  // Puts count elements, then sets or adds to the signal word on the same rank;
-  // the data is visible there before the signal changes. Local completion.
+  /// Puts count elements, then sets or adds to the signal word on the same rank;
+  /// the data is visible there before the signal changes. Local completion.
   template <class T>
   void put_signal(global_ptr<T> dst, const T* src, std::size_t count,
                   global_ptr<std::uint64_t> signal, std::uint64_t value, SignalOp op) {
     put_signal_bytes(dst.address(), src, array_bytes(count, sizeof(T), rank_, "put_signal"),
                      signal.address(), value, op);
   }
-  // Waits until *word (a symmetric word of this rank) compares true with value.
+  /// Waits until *word (a symmetric word of this rank) compares true with value.
   template <AtomicWord T>
   T wait_until(const T* word, Compare cmp, T value) {
     check_symmetric(word, sizeof(T), "wait_until");
@@ -289,6 +329,7 @@ class Pgas {
     wait_local([&] { return compare(seen = load_acquire(word), cmp, value); });
     return seen;
   }
+  /// Non-blocking wait_until: whether the local word compares true now.
   template <AtomicWord T>
   bool test(const T* word, Compare cmp, T value) {
     check_symmetric(word, sizeof(T), "test");
@@ -296,19 +337,19 @@ class Pgas {
     return compare(load_acquire(word), cmp, value);
   }
 
-  // OpenSHMEM's symmetric addressing: the object at `local` (in a live
-  // allocation of this rank's heap) as it lives on `rank`. Errc::unregistered
-  // when `local` is in no live allocation; the rank is checked when used.
+  /// OpenSHMEM's symmetric addressing: the object at `local` (in a live
+  /// allocation of this rank's heap) as it lives on `rank`. Errc::unregistered
+  /// when `local` is in no live allocation; the rank is checked when used.
   template <class T>
   global_ptr<T> global(const T* local, int rank) const {
     return global_ptr<T>(symmetric_address(local, rank, "global"));
   }
 
-  // Whether `rank`'s heap is reached with loads and stores from here.
+  /// Whether `rank`'s heap is reached with loads and stores from here.
   bool direct(int rank) const;
 
  private:
-  // request: the returned Request completes locally; at_quiet: quiet() completes it.
+  /// request: the returned Request completes locally; at_quiet: quiet() completes it.
   enum class Completion { request, at_quiet };
 
   template <AtomicWord T>
@@ -354,14 +395,14 @@ class Pgas {
   }
 
   const detail::Allocation* allocate_bytes(std::size_t bytes, std::uint64_t& generation);
-  // `local`: the address the caller named, for the message when no live
-  // allocation starts there (nullptr: the caller passed an array).
+  /// `local`: the address the caller named, for the message when no live
+  /// allocation starts there (nullptr: the caller passed an array).
   void free_bytes(const detail::Allocation* allocation, std::uint64_t generation,
                   const void* local = nullptr);
   void* local_address(const detail::Allocation& allocation) const;
   detail::GlobalAddress symmetric_address(const void* local, int rank, const char* operation) const;
-  // Start a put or get; the Request is empty when the operation is already
-  // complete (load/store path) or left to quiet() (at_quiet).
+  /// Start a put or get; the Request is empty when the operation is already
+  /// complete (load/store path) or left to quiet() (at_quiet).
   Request put_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
                     Completion completion, const char* operation);
   Request get_bytes(void* dst, const detail::GlobalAddress& src, std::size_t bytes,
@@ -377,18 +418,20 @@ class Pgas {
                    const char* role) const;
   void check_symmetric(const void* word, std::size_t width, const char* operation) const;
   bool progress();
-  // Between idle polls of a wait: ends it when a peer's process is gone, and
-  // gives up the CPU when ranks outnumber cores (see Transport::yield_when_idle).
+  /// Between idle polls of a wait: ends it when a peer's process is gone, and
+  /// gives up the CPU when ranks outnumber cores (see Transport::yield_when_idle).
   void yield();
 
   struct State;
   int rank_ = no_rank;
   int size_ = 0;
-  // The state, or Errc::not_initialized naming `operation` once the runtime
-  // was finalized.
+  /// The state, or Errc::not_initialized naming `operation` once the runtime
+  /// was finalized.
   State& live(const char* operation) const;
   std::unique_ptr<State> state_;
-  std::weak_ptr<const void> alive_;  // Runtime::lifetime()
+  std::weak_ptr<const void> alive_;  ///< Runtime::lifetime()
 };
+
+/// @}
 
 }  // namespace mpidsm

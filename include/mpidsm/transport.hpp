@@ -36,76 +36,92 @@
 
 namespace mpidsm {
 
+/// \addtogroup transport
+/// @{
+
 class Transport;
 
-// Wildcards and limits of tagged messaging.
+/// Receive wildcard: a message from any rank.
 inline constexpr int any_source = -1;
+/// Receive wildcard: a message of any tag.
 inline constexpr int any_tag = -1;
+/// Largest tag a message may carry.
 inline constexpr int max_tag = (1 << 24) - 1;
+/// Largest communicator mpidsm supports.
 inline constexpr int max_ranks = 1 << 24;
 
+/// Remote atomic operations.
 enum class AtomicOp { add, swap, compare_swap, bit_and, bit_or, bit_xor };
+/// The name of an atomic operation, for messages.
 const char* to_string(AtomicOp op);
 
+/// What a receive or probe found: sender, tag and size in bytes.
 struct MessageInfo {
+  /// The sender.
   int source = any_source;
+  /// The message's tag.
   int tag = any_tag;
+  /// Bytes of the message.
   std::size_t size = 0;
 };
 
+/// How a Transport is set up (the Runtime fills it from Config).
 struct TransportOptions {
-  // Another thread (the progress thread) may call progress() and arm(): the
-  // worker is then created UCS_THREAD_MODE_MULTI, otherwise single-threaded.
+  /// Another thread (the progress thread) may call progress() and arm(): the
+  /// worker is then created UCS_THREAD_MODE_MULTI, otherwise single-threaded.
   bool shareable = false;
-  // Rendezvous threshold for tagged messages; 0 keeps UCX's own choice.
+  /// Rendezvous threshold for tagged messages; 0 keeps UCX's own choice.
   std::size_t rndv_threshold = 0;
-  // Messages to ranks of this node go through shared-memory mailboxes, whole
-  // up to this size (at most 16,360 bytes); 0: every message through UCX.
-  // Collective: ranks agree on the smallest value.
+  /// Messages to ranks of this node go through shared-memory mailboxes, whole
+  /// up to this size (at most 16,360 bytes); 0: every message through UCX.
+  /// Collective: ranks agree on the smallest value.
   std::size_t shm_eager_limit = 4096;
-  // Waits yield the CPU after a run of idle polls: always, never, or (auto)
-  // when the node runs more ranks than it has CPUs.
+  /// Waits yield the CPU after a run of idle polls: always, never, or (auto)
+  /// when the node runs more ranks than it has CPUs.
   YieldMode yield_when_idle = YieldMode::automatic;
 };
 
 namespace detail {
 
-// What this rank knows of one peer's part of a registered region.
+/// What this rank knows of one peer's part of a registered region.
 struct RemoteKey {
-  std::uint64_t base = 0;  // the region's address in the peer's address space
-  std::size_t size = 0;    // the peer's region size
-  void* rkey = nullptr;    // ucp_rkey_h unpacked on the endpoint to the peer
-  void* mapped = nullptr;  // where the peer's region is mapped here, or nullptr
+  std::uint64_t base = 0;  ///< the region's address in the peer's address space
+  std::size_t size = 0;    ///< the peer's region size
+  void* rkey = nullptr;    ///< ucp_rkey_h unpacked on the endpoint to the peer
+  void* mapped = nullptr;  ///< where the peer's region is mapped here, or nullptr
 };
 
-// Registered region bookkeeping. Slots are reused; a generation number tells a
-// live handle from a stale one so use after deregistration is an error, not a crash.
+/// Registered region bookkeeping. Slots are reused; a generation number tells a
+/// live handle from a stale one so use after deregistration is an error, not a crash.
 struct RegionState {
-  std::uint64_t generation = 0;  // 0 while the slot is free
-  int owner_rank = no_rank;      // this rank, for error messages
+  std::uint64_t generation = 0;  ///< 0 while the slot is free
+  int owner_rank = no_rank;      ///< this rank, for error messages
   void* base = nullptr;
   std::size_t size = 0;
-  void* memh = nullptr;          // ucp_mem_h
-  std::vector<RemoteKey> peers;  // indexed by rank
+  void* memh = nullptr;          ///< ucp_mem_h
+  std::vector<RemoteKey> peers;  ///< indexed by rank
 };
 
 }  // namespace detail
 
-// A non-owning handle to a collectively registered region. Copyable; becomes
-// invalid (and every use an Errc::unregistered error) after Transport::deregister.
+/// A non-owning handle to a collectively registered region. Copyable; becomes
+/// invalid (and every use an Errc::unregistered error) after Transport::deregister.
 class MemoryRegion {
  public:
   MemoryRegion() = default;
 
+  /// False for an empty or deregistered handle.
   bool valid() const noexcept { return state_ && state_->generation == generation_; }
+  /// This rank's part of the region.
   void* local_base() const { return checked().base; }
+  /// Bytes of this rank's part.
   std::size_t local_size() const { return checked().size; }
-  // The size of the region on `peer`.
+  /// The size of the region on `peer`.
   std::size_t size(int peer) const;
-  // Where peer's part of the region can be loaded from and stored to directly,
-  // or nullptr when UCX cannot map it (another node, tcp, memory UCX did not allocate).
+  /// Where peer's part of the region can be loaded from and stored to directly,
+  /// or nullptr when UCX cannot map it (another node, tcp, memory UCX did not allocate).
   void* mapped(int peer) const;
-  // True when every rank's part, self included, is mapped here.
+  /// True when every rank's part, self included, is mapped here.
   bool all_mapped() const;
 
  private:
@@ -118,32 +134,34 @@ class MemoryRegion {
   std::uint64_t generation_ = 0;
 };
 
-// Completion handle of a non-blocking operation. Move-only; destroying an
-// incomplete request waits for it, so a buffer is never released under UCX.
-// A request must not outlive the Transport that issued it.
+/// Completion handle of a non-blocking operation. Move-only; destroying an
+/// incomplete request waits for it, so a buffer is never released under UCX.
+/// A request must not outlive the Transport that issued it.
 class Request {
  public:
-  Request() = default;  // an already complete request
+  Request() = default;  ///< an already complete request
+  /// Takes over `other`, which becomes complete.
   Request(Request&& other) noexcept;
+  /// Waits for this request, then takes over `other`.
   Request& operator=(Request&& other) noexcept;
   Request(const Request&) = delete;
   Request& operator=(const Request&) = delete;
   ~Request();
 
-  // Progresses once and reports whether the operation completed.
+  /// Progresses once and reports whether the operation completed.
   bool test();
-  // Blocks until completion. Throws Error on a failed operation; a receive whose
-  // message did not fit throws Errc::truncated.
+  /// Blocks until completion. Throws Error on a failed operation; a receive whose
+  /// message did not fit throws Errc::truncated.
   void wait();
-  // For a receive: source, tag and size of the message (valid once complete).
+  /// For a receive: source, tag and size of the message (valid once complete).
   const MessageInfo& message() const noexcept { return message_; }
 
  private:
   friend class Transport;
-  // mailbox_receive: handle_ is a receive in the same-node mailboxes' matching.
+  /// mailbox_receive: handle_ is a receive in the same-node mailboxes' matching.
   enum class Kind { send_or_rma, receive, mailbox_receive };
-  // `pinned` (of `pinned_size` bytes) is DSM memory the operation uses,
-  // unpinned when it completes.
+  /// `pinned` (of `pinned_size` bytes) is DSM memory the operation uses,
+  /// unpinned when it completes.
   Request(Transport* transport, void* handle, Kind kind, const char* what, int peer,
           std::size_t capacity, const void* pinned = nullptr, std::size_t pinned_size = 0);
   bool poll();
@@ -152,7 +170,7 @@ class Request {
   void unpin() noexcept;
 
   Transport* transport_ = nullptr;
-  void* handle_ = nullptr;  // UCX request (or mailbox receive); nullptr once complete
+  void* handle_ = nullptr;  ///< UCX request (or mailbox receive); nullptr once complete
   Kind kind_ = Kind::send_or_rma;
   const char* what_ = "";
   int peer_ = no_rank;
@@ -165,55 +183,66 @@ class Request {
 template <class T>
 concept AtomicWord = std::integral<T> &&(sizeof(T) == 4 || sizeof(T) == 8);
 
+/// mpidsm's only door to UCX (see the header): one per Runtime.
 class Transport {
  public:
-  // Collective over comm (which the caller keeps alive for the Transport's
-  // lifetime). runtime_id is stamped into every tag.
+  /// Collective over comm (which the caller keeps alive for the Transport's
+  /// lifetime). runtime_id is stamped into every tag.
   Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOptions& options);
-  // Collective: flushes, closes endpoints in step with the peers, releases UCX.
+  /// Collective: flushes, closes endpoints in step with the peers, releases UCX.
   ~Transport();
   Transport(const Transport&) = delete;
   Transport& operator=(const Transport&) = delete;
 
+  /// This rank's number.
   int rank() const noexcept { return rank_; }
+  /// Ranks of the communicator.
   int size() const noexcept { return size_; }
-  // The UCX transports and devices of the endpoint to `peer`, as UCX names
-  // them ("posix/memory cma/memory", "tcp/eth0"), distinct, in lane order.
+  /// The UCX transports and devices of the endpoint to `peer`, as UCX names
+  /// them ("posix/memory cma/memory", "tcp/eth0"), distinct, in lane order.
   std::string path_to(int peer) const;
 
   // --- memory (collective) ----------------------------------------------------
-  // Registers [base, base+size) on every rank (sizes may differ by rank).
+  /// Registers [base, base+size) on every rank (sizes may differ by rank).
   MemoryRegion register_memory(void* base, std::size_t size);
-  // Lets UCX allocate `size` bytes on every rank, in memory peers on the same
-  // node can map (shared memory), which makes the load/store fast path possible.
-  // With `zeroed`, every byte reads 0 before any peer can reach the memory
-  // (without a shared-memory transport UCX may hand out recycled heap memory).
+  /// Lets UCX allocate `size` bytes on every rank, in memory peers on the same
+  /// node can map (shared memory), which makes the load/store fast path possible.
+  /// With `zeroed`, every byte reads 0 before any peer can reach the memory
+  /// (without a shared-memory transport UCX may hand out recycled heap memory).
   MemoryRegion allocate(std::size_t size, bool zeroed = false);
+  /// Collective: releases a region after every peer has completed its operations on it.
   void deregister(MemoryRegion& region);
-  // The registered region holding a local address and the offset in it; throws
-  // Errc::unregistered for an address in no region.
+  /// The registered region holding a local address and the offset in it; throws
+  /// Errc::unregistered for an address in no region.
   std::pair<MemoryRegion, std::size_t> locate(const void* address) const;
 
   // --- RMA ---------------------------------------------------------------------
+  /// Non-blocking put of `size` bytes to `peer` at `offset` of `dst`; complete at flush.
   void put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
                std::size_t size);
+  /// Non-blocking get; `dst` may be read after a flush.
   void get_nbi(int peer, const MemoryRegion& src, std::size_t offset, void* dst, std::size_t size);
+  /// Non-blocking put; the Request completes when `src` may be reused.
   Request put_nb(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
                  std::size_t size);
+  /// Non-blocking get; the Request completes when the data has arrived.
   Request get_nb(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
                  std::size_t size);
-  // Blocking: return after remote completion (put) or arrival (get).
+  /// Blocking: return after remote completion (put) or arrival (get).
   void put(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
            std::size_t size);
+  /// Blocking get: the data has arrived on return.
   void get(int peer, const MemoryRegion& src, std::size_t offset, void* dst, std::size_t size);
+  /// Remote completion of every operation issued to `peer`.
   void flush(int peer);
+  /// Remote completion of every operation issued to any peer.
   void flush_all();
-  // Orders: operations issued after the fence reach each target after those
-  // issued before it (ucp_worker_fence); no completion is waited for.
+  /// Orders: operations issued after the fence reach each target after those
+  /// issued before it (ucp_worker_fence); no completion is waited for.
   void fence();
 
   // --- atomics on 32- and 64-bit words (offset aligned to the word size) --------
-  // Returns the previous value. compare is used by compare_swap only.
+  /// Returns the previous value. compare is used by compare_swap only.
   template <AtomicWord T>
   T atomic_fetch(AtomicOp op, int peer, const MemoryRegion& region, std::size_t offset, T operand,
                  T compare = 0) {
@@ -222,7 +251,7 @@ class Transport {
                          static_cast<std::uint64_t>(compare));
     return static_cast<T>(result);
   }
-  // Non-fetching (add, and, or, xor): remote completion at the next flush.
+  /// Non-fetching (add, and, or, xor): remote completion at the next flush.
   template <AtomicWord T>
   void atomic_post(AtomicOp op, int peer, const MemoryRegion& region, std::size_t offset,
                    T operand) {
@@ -230,66 +259,68 @@ class Transport {
   }
 
   // --- tagged messages -----------------------------------------------------------
-  // Tags are 0..max_tag. Messages between one pair of ranks with one tag arrive in
-  // order. Sends of at least the rendezvous threshold go zero-copy by rendezvous.
+  /// Tags are 0..max_tag. Messages between one pair of ranks with one tag arrive in
+  /// order. Sends of at least the rendezvous threshold go zero-copy by rendezvous.
   void send(int peer, int tag, const void* buffer, std::size_t size);
+  /// Non-blocking send; `buffer` stays untouched until the Request completes.
   Request isend(int peer, int tag, const void* buffer, std::size_t size);
-  // source may be any_source and tag any_tag. A message larger than capacity is
-  // consumed and reported as Errc::truncated.
+  /// source may be any_source and tag any_tag. A message larger than capacity is
+  /// consumed and reported as Errc::truncated.
   MessageInfo recv(int source, int tag, void* buffer, std::size_t capacity);
+  /// Non-blocking receive; wait() then message() describes what arrived.
   Request irecv(int source, int tag, void* buffer, std::size_t capacity);
-  // Non-blocking: describes a matching message without receiving it.
+  /// Non-blocking: describes a matching message without receiving it.
   std::optional<MessageInfo> probe(int source, int tag);
 
   // --- remote calls ------------------------------------------------------------------
-  // A handler a peer runs on bytes this rank sent with call_nbi, inside the
-  // peer's UCX progress (its progress thread, or any wait inside mpidsm), so
-  // it may run beside the peer's other threads. For work one-sided
-  // operations would need many round trips for, such as writing a diff of
-  // scattered runs. It must not block, throw or call into the Transport.
+  /// A handler a peer runs on bytes this rank sent with call_nbi, inside the
+  /// peer's UCX progress (its progress thread, or any wait inside mpidsm), so
+  /// it may run beside the peer's other threads. For work one-sided
+  /// operations would need many round trips for, such as writing a diff of
+  /// scattered runs. It must not block, throw or call into the Transport.
   using RemoteHandler = void (*)(void* context, int source, const std::byte* bytes,
                                  std::size_t size);
-  // Collective: every rank adds the same handlers in the same order, so an id
-  // names the same handler everywhere (Errc::collective_mismatch otherwise).
+  /// Collective: every rank adds the same handlers in the same order, so an id
+  /// names the same handler everywhere (Errc::collective_mismatch otherwise).
   std::uint32_t add_remote_handler(RemoteHandler handler, void* context);
-  // Once no call to it can be in flight (after a flush and a barrier).
+  /// Once no call to it can be in flight (after a flush and a barrier).
   void remove_remote_handler(std::uint32_t id) noexcept;
-  // Runs handler `id` at `peer` on [bytes, bytes+size), which must stay
-  // unchanged until the next flush of `peer` (or flush_all): that flush
-  // returns once the handler has returned at the peer.
+  /// Runs handler `id` at `peer` on [bytes, bytes+size), which must stay
+  /// unchanged until the next flush of `peer` (or flush_all): that flush
+  /// returns once the handler has returned at the peer.
   void call_nbi(int peer, std::uint32_t id, const void* bytes, std::size_t size);
 
   // --- progress --------------------------------------------------------------------
-  // Drives UCX once; true when something happened.
+  /// Drives UCX once; true when something happened.
   bool progress();
-  // A file descriptor that becomes readable when the worker has events.
+  /// A file descriptor that becomes readable when the worker has events.
   int event_fd() const;
-  // Waiting loops should yield the CPU after a run of idle polls instead of
-  // spinning (MPIDSM_YIELD_WHEN_IDLE; by default when more ranks of the
-  // communicator run on this node than it has CPUs).
+  /// Waiting loops should yield the CPU after a run of idle polls instead of
+  /// spinning (MPIDSM_YIELD_WHEN_IDLE; by default when more ranks of the
+  /// communicator run on this node than it has CPUs).
   bool yield_when_idle() const;
-  // As many ranks on this node as CPUs: a helper thread that polls would take
-  // a CPU from some rank.
+  /// As many ranks on this node as CPUs: a helper thread that polls would take
+  /// a CPU from some rank.
   bool no_spare_cpu() const;
-  // Some thread is waiting inside this transport, driving its progress.
+  /// Some thread is waiting inside this transport, driving its progress.
   bool others_progressing() const;
-  // Blocks (without polling) while some thread waits inside this transport.
+  /// Blocks (without polling) while some thread waits inside this transport.
   void wait_while_others_progress() const;
-  // Arms the event fd; false when events are pending (progress again first).
+  /// Arms the event fd; false when events are pending (progress again first).
   bool arm();
-  // Set by the runtime: called (once) when a region is registered that some
-  // peer cannot map, i.e. when remote operations may need this rank's progress.
+  /// Set by the runtime: called (once) when a region is registered that some
+  /// peer cannot map, i.e. when remote operations may need this rank's progress.
   void on_target_progress_needed(std::function<void()> hook);
 
-  // Blocks in MPI_Ibarrier on comm while driving UCX progress, so peers that
-  // wait on this rank's progress are never starved by a blocking collective.
+  /// Blocks in MPI_Ibarrier on comm while driving UCX progress, so peers that
+  /// wait on this rank's progress are never starved by a blocking collective.
   void barrier();
-  // Waits for a non-blocking MPI request while driving UCX progress.
+  /// Waits for a non-blocking MPI request while driving UCX progress.
   void wait_mpi(MPI_Request& request, const char* waiting_for);
-  // Every blocking wait ends with Errc::transport naming the rank and
-  // `waiting_for` once a peer's process is gone (checked at most every
-  // 100 ms; peers on this node). Loops that wait outside mpidsm's own calls
-  // (on a word a peer sets) call this.
+  /// Every blocking wait ends with Errc::transport naming the rank and
+  /// `waiting_for` once a peer's process is gone (checked at most every
+  /// 100 ms; peers on this node). Loops that wait outside mpidsm's own calls
+  /// (on a word a peer sets) call this.
   void check_peers(const char* waiting_for);
 
  private:
@@ -305,5 +336,7 @@ class Transport {
   int size_ = 0;
   std::unique_ptr<Impl> impl_;
 };
+
+/// @}
 
 }  // namespace mpidsm
