@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The whole suite, quickly (small sizes, few iterations, -f), then the plots:
+# run-suite must stream a progress line per test and write one CSV section
+# per test, and plot must draw a PNG for every test in the CSV.
+# Usage: check_suite_and_plots.sh <scratch directory>   (BUILD_DIR: the build)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+scratch=$1
+rm -rf "$scratch" && mkdir -p "$scratch"
+bash "$here/run-suite" -m 1:16 -i 20 -x 2 -f -o "$scratch/suite.csv" > "$scratch/run.log"
+tests=$(grep -c '^run-suite: \[[0-9]*/[0-9]*\] .* done in' "$scratch/run.log")
+sections=$(grep -c '^test,size,' "$scratch/suite.csv")
+facts=$(grep -c '^# mpidsm=.*; transport=.*; ranks=2; host=' "$scratch/suite.csv")
+if ((tests != 12 || sections != 12 || facts != 12)); then
+  echo "expected 12 tests, sections and facts lines; got $tests, $sections, $facts" >&2
+  cat "$scratch/run.log" >&2
+  exit 1
+fi
+/usr/bin/python3 "$here/plot" "$scratch/suite.csv" -o "$scratch/plots" > "$scratch/plot.log"
+pngs=$(find "$scratch/plots" -name '*.png' -size +10k | wc -l)
+if ((pngs != 12)); then
+  echo "expected a plot per test (12), found $pngs" >&2
+  cat "$scratch/plot.log" >&2
+  exit 1
+fi
+echo "12 tests run, 12 CSV sections, 12 plots"
