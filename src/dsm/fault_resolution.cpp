@@ -233,9 +233,11 @@ void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int h
     }
   };
   try {
-    // The home counts these copies before they are read.
-    sharing_.add_copies(home, pages, count);
+    // The home counts these copies before they are read: through UCX a fence
+    // orders the get after the updates, and the get's flush completes both.
+    const bool updates_in_flight = sharing_.add_copies(home, pages, count);
     if (std::byte* direct = mapped_master_[static_cast<std::size_t>(home)]) {
+      if (updates_in_flight) transport_.flush(home);
       for_each_run([&](std::size_t first, std::size_t length) {
         std::memcpy(master(first), direct + first * page_size_, length * page_size_);
       });

@@ -15,11 +15,8 @@ SharingRecord::SharingRecord(Transport& transport, std::size_t pages, std::size_
   unwritten_.reserve(static_cast<std::size_t>(transport.size()) * max_batch);
 }
 
-void SharingRecord::add_copies(int home, const std::size_t* pages, std::size_t count) {
-  if (!words_.direct()) {
-    append_through_ucx(home, pages, count);
-    return;
-  }
+bool SharingRecord::add_copies(int home, const std::size_t* pages, std::size_t count) {
+  if (!words_.direct()) return append_through_ucx(home, pages, count);
   for (std::size_t i = 0; i < count; ++i) {
     const std::size_t page = pages[i];
     if (local_[page] & kHolds) continue;
@@ -38,17 +35,19 @@ void SharingRecord::add_copies(int home, const std::size_t* pages, std::size_t c
     std::atomic_ref<std::uint64_t>(words_.mapped<std::uint64_t>(home, slot + 8))
         .store(CopyLog::check(entry));
   }
+  return false;
 }
 
 // The counts go first (a fetched count would cost a round trip per page, so
 // every copy is logged, not only first ones); a fence makes them land before
-// the one round trip that reserves the log slots; the entries follow and one
-// flush completes them.
-void SharingRecord::append_through_ucx(int home, const std::size_t* pages, std::size_t count) {
+// the one round trip that reserves the log slots; the entries follow, and a
+// second fence makes them land before the caller's get of the pages, which
+// one flush completes with them: two round trips per miss, not three.
+bool SharingRecord::append_through_ucx(int home, const std::size_t* pages, std::size_t count) {
   std::size_t staged = 0;
   for (std::size_t i = 0; i < count; ++i)
     if (!(local_[pages[i]] & kHolds)) staged_[2 * staged++] = pages[i];
-  if (staged == 0) return;
+  if (staged == 0) return false;
   const MemoryRegion& memory = words_.region();
   for (std::size_t i = 0; i < staged; ++i) {
     const std::size_t page = staged_[2 * i];
@@ -70,7 +69,8 @@ void SharingRecord::append_through_ucx(int home, const std::size_t* pages, std::
     transport_.put_nbi(home, memory, kRing + slot * kSlot, &staged_[2 * i], run * kSlot);
     i += run;
   }
-  transport_.flush(home);
+  transport_.fence();
+  return true;
 }
 
 bool SharingRecord::drop_copy(int home, std::size_t page) {

@@ -41,8 +41,11 @@ class SharingRecord {
   SharingRecord(Transport& transport, std::size_t pages, std::size_t max_batch, bool direct_access);
 
   // Fetcher side, before reading `pages` (count of them, increasing) from
-  // `home`: this rank now holds copies of them. Remote completion on return.
-  void add_copies(int home, const std::size_t* pages, std::size_t count);
+  // `home`: this rank now holds copies of them. Through UCX, returns true:
+  // the updates reach the home before any operation issued to it after the
+  // return (a fence), so a get of the pages may follow at once, and complete
+  // at the next flush of `home`. Mapped here, they are done on return (false).
+  bool add_copies(int home, const std::size_t* pages, std::size_t count);
   // Fetcher side: this rank dropped its copy of `page`. Through UCX the
   // update completes at the next flush of `home`; returns whether one is due.
   bool drop_copy(int home, std::size_t page);
@@ -75,7 +78,7 @@ class SharingRecord {
   std::uint64_t log_counter() const;
   // Whether slot `index` holds a whole entry for it; then `page` is set.
   bool log_entry(std::uint64_t index, std::size_t& page) const;
-  void append_through_ucx(int home, const std::size_t* pages, std::size_t count);
+  bool append_through_ucx(int home, const std::size_t* pages, std::size_t count);
 
   Transport& transport_;
   SharedWords words_;
