@@ -116,6 +116,11 @@ class Dsm::Engine final : public detail::FaultTarget {
   // that thread's record of unexplained faults). Locks mutex_ itself.
   static detail::FaultOutcome resolve_fault(void* engine, void* address, detail::FaultAccess access,
                                             void* faulting_thread) noexcept;
+  // Resolves a fault under mutex_; with `on_node_only`, nullopt instead for
+  // a page whose resolution may need UCX (an invalid page).
+  std::optional<detail::FaultOutcome> resolve_in_place(void* address, detail::FaultAccess access,
+                                                       void* faulting_thread,
+                                                       bool on_node_only) noexcept;
   // True when no fault can reach UCX: every home and record is mapped here.
   bool faults_stay_on_node() const;
   detail::FaultOutcome resolve(std::size_t page, detail::FaultAccess access);

@@ -28,7 +28,12 @@ thread_local UnexplainedFault last_unexplained __attribute__((tls_model("initial
 }  // namespace
 
 // Runs in the SIGSEGV handler of the faulting thread: in place when no
-// step can reach UCX, otherwise through the fault servicer's thread.
+// step can reach UCX, otherwise through the fault servicer's thread. Even
+// with a servicer, a fault on a page that is not invalid (a write to a
+// cached copy or to a tracked home page, a parked home page) needs only a
+// twin and an mprotect, and is resolved in place: the hand-off costs two
+// thread wake-ups, and on a node without a spare CPU a woken servicer may
+// wait a whole time slice for one.
 detail::FaultOutcome Dsm::Engine::handle_fault(void* address, detail::FaultAccess access) {
   if (runtime_alive_.expired()) {
     std::fprintf(stderr,
@@ -37,8 +42,9 @@ detail::FaultOutcome Dsm::Engine::handle_fault(void* address, detail::FaultAcces
                  rank_, address);
     return detail::FaultOutcome::not_ours;
   }
-  if (fault_servicer_) return fault_servicer_->resolve(address, access, &last_unexplained);
-  return resolve_fault(this, address, access, &last_unexplained);
+  if (!fault_servicer_) return resolve_fault(this, address, access, &last_unexplained);
+  if (auto outcome = resolve_in_place(address, access, &last_unexplained, true)) return *outcome;
+  return fault_servicer_->resolve(address, access, &last_unexplained);
 }
 
 // Nothing may be thrown out of a signal handler, or out of the servicer's
@@ -47,11 +53,22 @@ detail::FaultOutcome Dsm::Engine::handle_fault(void* address, detail::FaultAcces
 detail::FaultOutcome Dsm::Engine::resolve_fault(void* engine, void* address,
                                                 detail::FaultAccess access,
                                                 void* faulting_thread) noexcept {
-  auto& self = *static_cast<Engine*>(engine);
+  return *static_cast<Engine*>(engine)->resolve_in_place(address, access, faulting_thread, false);
+}
+
+// With `on_node_only`, leaves an invalid page (its fetch or first touch may
+// need UCX) to the caller: nullopt.
+std::optional<detail::FaultOutcome> Dsm::Engine::resolve_in_place(void* address,
+                                                                  detail::FaultAccess access,
+                                                                  void* faulting_thread,
+                                                                  bool on_node_only) noexcept {
+  auto& self = *this;
   auto& unexplained = *static_cast<UnexplainedFault*>(faulting_thread);
   try {
     detail::EngineLock guard(self.mutex_);
-    const detail::FaultOutcome outcome = self.resolve(self.page_of(address), access);
+    const std::size_t page = self.page_of(address);
+    if (on_node_only && self.state_[page] == PageState::invalid) return std::nullopt;
+    const detail::FaultOutcome outcome = self.resolve(page, access);
     if (outcome != detail::FaultOutcome::already_accessible) {
       unexplained.address = nullptr;
       return outcome;
