@@ -17,12 +17,19 @@ namespace mpidsm::examples {
 // "-n 1024 -r 3 -i 50": integer options by letter, with defaults.
 class Options {
  public:
+  // -h prints the usage and exits 0; a bad option prints it and exits 2.
+  // Rank 0 prints, and every rank leaves through MPI_Finalize (every rank
+  // sees the same arguments, so all take the same way out).
   Options(int argc, char** argv, const char* usage) {
     for (int i = 1; i < argc; ++i) {
-      if (argv[i][0] != '-' || std::strlen(argv[i]) != 2 || i + 1 >= argc ||
+      const bool help = std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0;
+      if (help || argv[i][0] != '-' || std::strlen(argv[i]) != 2 || i + 1 >= argc ||
           std::atol(argv[i + 1]) <= 0) {
-        std::fprintf(stderr, "usage: %s %s\n", argv[0], usage);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        int rank = 0;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 0) std::fprintf(help ? stdout : stderr, "usage: %s %s\n", argv[0], usage);
+        MPI_Finalize();
+        std::exit(help ? 0 : 2);
       }
       values_.emplace_back(argv[i][1], std::atol(argv[i + 1]));
       ++i;

@@ -12,14 +12,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* "-n 1024 -r 3": the value after -<letter>, or `fallback`. Exits with the
- * usage when an option has no positive value. */
+/* "-n 1024 -r 3": the value after -<letter>, or `fallback`. -h prints the
+ * usage and exits 0; an option without a positive value prints it and exits
+ * 2. Host 0 prints, and every host leaves through jia_exit (and so
+ * MPI_Finalize): every host sees the same arguments. */
 static inline long app_option(int argc, char** argv, char letter, long fallback,
                               const char* usage) {
   for (int i = 1; i < argc; ++i) {
-    if (argv[i][0] != '-' || strlen(argv[i]) != 2 || i + 1 >= argc || atol(argv[i + 1]) <= 0) {
-      fprintf(stderr, "usage: %s %s\n", argv[0], usage);
-      exit(2);
+    const int help = strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0;
+    if (help || argv[i][0] != '-' || strlen(argv[i]) != 2 || i + 1 >= argc ||
+        atol(argv[i + 1]) <= 0) {
+      if (jiapid == 0) fprintf(help ? stdout : stderr, "usage: %s %s\n", argv[0], usage);
+      jia_exit();
+      exit(help ? 0 : 2);
     }
     if (argv[i][1] == letter) return atol(argv[i + 1]);
     ++i;
