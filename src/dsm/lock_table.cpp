@@ -96,9 +96,14 @@ void LockTable::append_notices(std::size_t id, std::uint64_t epoch,
   if (notices.empty()) return;
   const int home_rank = home(id);
   const std::size_t record = record_offset(id);
-  NoticeLogHeader header{};
-  transport_.get(home_rank, memory_, record + LockRecordLayout::header, &header, sizeof header);
-  if (header.epoch != epoch) header = {epoch, 0};
+  NoticeLogHeader header{epoch, seen_count_[id]};
+  // This rank read the header when it acquired the lock, and only the
+  // holder appends: a round trip to the home is needed only when a barrier
+  // began a new epoch while the lock was held.
+  if (seen_epoch_[id] != epoch) {
+    transport_.get(home_rank, memory_, record + LockRecordLayout::header, &header, sizeof header);
+    if (header.epoch != epoch) header = {epoch, 0};
+  }
   // Only the newest ring_entries notices can be kept.
   const std::size_t skip = notices.size() > LockRecordLayout::ring_entries
                                ? notices.size() - LockRecordLayout::ring_entries
