@@ -54,10 +54,11 @@ void Transport::Impl::open_mailboxes(std::size_t eager_limit) {
   const MemoryRegion region =
       map_region(nullptr, ring * static_cast<std::size_t>(node_size), true, true, false);
   // I write to a peer's ring for me when the peer is on this node, other
-  // ranks share it, and UCX maps its memory here.
+  // ranks share it, and UCX maps its memory here (the limit is not 0: some
+  // rank wants mailboxes, and every rank agreed on the limit).
   std::vector<char> i_write(size), writes_to_me(size);
   for (int peer = 0; peer < size; ++peer)
-    i_write[peer] = agreed != 0 && node_size > 1 && index[peer] >= 0 && region.mapped(peer);
+    i_write[peer] = node_size > 1 && index[peer] >= 0 && region.mapped(peer);
   detail::check_mpi(
       rank, "MPI_Alltoall",
       MPI_Alltoall(i_write.data(), 1, MPI_CHAR, writes_to_me.data(), 1, MPI_CHAR, comm));

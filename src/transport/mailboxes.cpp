@@ -8,13 +8,12 @@
 namespace mpidsm::detail {
 namespace {
 
-bool matches(const PostedReceive& receive, const MessageInfo& info) {
-  return (receive.source == any_source || receive.source == info.source) &&
-         (receive.tag == any_tag || receive.tag == info.tag);
-}
-
 bool matches(int source, int tag, const MessageInfo& info) {
   return (source == any_source || source == info.source) && (tag == any_tag || tag == info.tag);
+}
+
+bool matches(const PostedReceive& receive, const MessageInfo& info) {
+  return matches(receive.source, receive.tag, info);
 }
 
 }  // namespace
@@ -138,6 +137,21 @@ bool Mailboxes::poll_for(PostedReceive& receive) {
   return true;
 }
 
+// Removes the first posted receive `chosen` accepts from the queue; it, or
+// nullptr when none.
+template <class Choose>
+PostedReceive* Mailboxes::unlink_first_posted(Choose&& chosen) {
+  PostedReceive* previous = nullptr;
+  for (PostedReceive* at = posted_head_; at; previous = at, at = at->next) {
+    if (!chosen(*at)) continue;
+    (previous ? previous->next : posted_head_) = at->next;
+    if (posted_tail_ == at) posted_tail_ = previous;
+    update_work();
+    return at;
+  }
+  return nullptr;
+}
+
 void Mailboxes::withdraw(PostedReceive& receive) {
   std::lock_guard<std::mutex> guard(mutex_);
   if (receive.data) {
@@ -147,14 +161,7 @@ void Mailboxes::withdraw(PostedReceive& receive) {
     receive.data = nullptr;
   }
   if (receive.matched) return;
-  PostedReceive* previous = nullptr;
-  for (PostedReceive* at = posted_head_; at; previous = at, at = at->next) {
-    if (at != &receive) continue;
-    (previous ? previous->next : posted_head_) = at->next;
-    if (posted_tail_ == at) posted_tail_ = previous;
-    update_work();
-    return;
-  }
+  unlink_first_posted([&](const PostedReceive& at) { return &at == &receive; });
 }
 
 std::optional<MessageInfo> Mailboxes::probe(int source, int tag) {
@@ -205,16 +212,10 @@ void Mailboxes::take_from_ucx(bool drain) {
 }
 
 bool Mailboxes::deliver_to_posted(const Arrival& arrival) {
-  PostedReceive* previous = nullptr;
-  for (PostedReceive* at = posted_head_; at; previous = at, at = at->next) {
-    if (!matches(*at, arrival.info)) continue;
-    (previous ? previous->next : posted_head_) = at->next;
-    if (posted_tail_ == at) posted_tail_ = previous;
-    update_work();
-    deliver(*at, arrival);
-    return true;
-  }
-  return false;
+  PostedReceive* receive =
+      unlink_first_posted([&](const PostedReceive& at) { return matches(at, arrival.info); });
+  if (receive) deliver(*receive, arrival);
+  return receive != nullptr;
 }
 
 void Mailboxes::keep_unexpected(const Arrival& arrival) {

@@ -116,6 +116,8 @@ class Mailboxes {
   // Hands an arrived message to the first matching posted receive; false
   // when none matches.
   bool deliver_to_posted(const Arrival& arrival);
+  template <class Choose>
+  PostedReceive* unlink_first_posted(Choose&& chosen);
   void deliver(PostedReceive& receive, const Arrival& arrival);
   void keep_unexpected(const Arrival& arrival);
   bool try_write(int peer, RecordKind kind, int tag, std::uint32_t sequence, const void* payload,
