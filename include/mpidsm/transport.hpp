@@ -293,8 +293,6 @@ class Transport {
   // --- progress --------------------------------------------------------------------
   /// Drives UCX once; true when something happened.
   bool progress();
-  /// A file descriptor that becomes readable when the worker has events.
-  int event_fd() const;
   /// Waiting loops should yield the CPU after a run of idle polls instead of
   /// spinning (MPIDSM_YIELD_WHEN_IDLE; by default when more ranks of the
   /// communicator run on this node than it has CPUs).
@@ -304,10 +302,17 @@ class Transport {
   bool no_spare_cpu() const;
   /// Some thread is waiting inside this transport, driving its progress.
   bool others_progressing() const;
-  /// Blocks (without polling) while some thread waits inside this transport.
-  void wait_while_others_progress() const;
-  /// Arms the event fd; false when events are pending (progress again first).
-  bool arm();
+  /// For a progress thread: drives UCX once unless some thread waits inside
+  /// the transport (which then drives it; a helper calling in too would only
+  /// spin on the worker's lock). True when something happened.
+  bool progress_as_helper();
+  /// For a progress thread (transports created `shareable`): arms the worker
+  /// and blocks without polling until it has events that no thread waiting
+  /// inside the transport will handle, or until interrupt_sleep(). Returns at
+  /// once when events are pending: progress, then call it again.
+  void sleep_until_events();
+  /// Ends a sleep_until_events() in progress, or the next one.
+  void interrupt_sleep() noexcept;
   /// Set by the runtime: called (once) when a region is registered that some
   /// peer cannot map, i.e. when remote operations may need this rank's progress.
   void on_target_progress_needed(std::function<void()> hook);

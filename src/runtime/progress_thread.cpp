@@ -1,30 +1,19 @@
 #include "progress_thread.hpp"
 
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 
 namespace mpidsm::detail {
 
 ProgressThread::ProgressThread(Transport& transport, std::chrono::microseconds spin)
     : transport_(transport), spin_(spin) {
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0)
-    throw Error(Errc::no_memory, transport.rank(),
-                std::string("progress thread: eventfd failed: ") + std::strerror(errno));
   thread_ = std::thread([this] { run(); });
+  pthread_setname_np(thread_.native_handle(), "mpidsm-progress");
 }
 
 ProgressThread::~ProgressThread() {
   stopping_.store(true, std::memory_order_release);
-  std::uint64_t one = 1;
-  [[maybe_unused]] ssize_t written = write(wake_fd_, &one, sizeof one);
+  transport_.interrupt_sleep();
   thread_.join();
-  close(wake_fd_);
 }
 
 // Keeps progressing until the worker has been idle for spin_ (no clock read
@@ -38,7 +27,7 @@ void ProgressThread::keep_polling() {
   if (transport_.no_spare_cpu()) return;
   Clock::time_point idle_since = Clock::now();
   while (!stopping_.load(std::memory_order_relaxed) && !transport_.others_progressing()) {
-    if (transport_.progress()) {
+    if (transport_.progress_as_helper()) {
       idle_since = Clock::time_point{};
       continue;
     }
@@ -49,24 +38,15 @@ void ProgressThread::keep_polling() {
 }
 
 void ProgressThread::run() {
-  pollfd fds[2] = {{transport_.event_fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
   try {
     while (!stopping_.load(std::memory_order_acquire)) {
-      // A thread waiting in the transport progresses it; two polling threads
-      // would only contend for the worker.
-      if (transport_.others_progressing()) {
-        transport_.wait_while_others_progress();
-        continue;
-      }
-      if (transport_.progress()) {
+      if (transport_.progress_as_helper()) {
         keep_polling();  // more is likely to follow: a remote rank is active
         continue;
       }
-      // arm() fails while events are pending: progress again before sleeping.
-      if (!transport_.arm()) continue;
-      if (poll(fds, 2, -1) < 0 && errno != EINTR)
-        throw Error(Errc::transport, transport_.rank(),
-                    std::string("progress thread: poll failed: ") + std::strerror(errno));
+      // Threads waiting inside the transport handle the events that come
+      // while they wait; this one sleeps through them.
+      transport_.sleep_until_events();
     }
   } catch (const Error& e) {
     // Nothing can propagate out of a thread; report the reason peers will stall.

@@ -8,7 +8,7 @@
 // stream of remote operations is served at transport speed, and only the
 // first of a burst pays the wake-up; not when the node has no CPU to spare.
 // While a thread of this rank waits inside the transport (and so drives
-// it), the progress thread stays parked.
+// it), events do not wake the progress thread (ProgressHandoff).
 #pragma once
 
 #include <atomic>
@@ -33,7 +33,6 @@ class ProgressThread {
 
   Transport& transport_;
   std::chrono::microseconds spin_;
-  int wake_fd_ = -1;  // eventfd written to stop the thread
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

@@ -76,12 +76,12 @@ const detail::RemoteKey& Transport::Impl::remote(const MemoryRegion& region, int
 }
 
 MemoryRegion Transport::register_memory(void* base, std::size_t size) {
-  auto in_use = impl_->use_worker("register_memory");
+  auto in_use = impl_->use_worker_in_collective("register_memory");
   return impl_->map_region(base, size, false, false);
 }
 
 MemoryRegion Transport::allocate(std::size_t size, bool zeroed) {
-  auto in_use = impl_->use_worker("allocate");
+  auto in_use = impl_->use_worker_in_collective("allocate");
   return impl_->map_region(nullptr, size, true, zeroed);
 }
 
@@ -169,7 +169,7 @@ MemoryRegion Transport::Impl::map_region(void* base, std::size_t length, bool al
 }
 
 void Transport::deregister(MemoryRegion& region) {
-  auto in_use = impl_->use_worker("deregister");
+  auto in_use = impl_->use_worker_in_collective("deregister");
   Impl& s = *impl_;
   int finalized = 0;
   MPI_Finalized(&finalized);

@@ -134,8 +134,7 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
     s.worker = create_worker(rank_, s.context, options.shareable);
     if (!options.shareable) s.worker_guard.enable_single_threaded(rank_);
     s.listen_for_remote_calls();
-    detail::check_ucx(rank_, "ucp_worker_get_efd", no_rank,
-                      ucp_worker_get_efd(s.worker, &s.event_fd));
+    if (options.shareable) s.handoff.open(rank_, s.worker);
   } catch (const Error& e) {
     failure = e;
   }
@@ -218,10 +217,6 @@ bool Transport::progress() {
   return ucp_worker_progress(impl_->worker) != 0;
 }
 
-int Transport::event_fd() const {
-  return impl_->event_fd;
-}
-
 bool Transport::yield_when_idle() const {
   return impl_->yield_when_idle;
 }
@@ -231,20 +226,24 @@ bool Transport::no_spare_cpu() const {
 }
 
 bool Transport::others_progressing() const {
-  return impl_->waiters.load(std::memory_order_relaxed) > 0;
+  return impl_->handoff.others_inside();
 }
 
-void Transport::wait_while_others_progress() const {
-  for (int now; (now = impl_->waiters.load(std::memory_order_acquire)) > 0;)
-    impl_->waiters.wait(now, std::memory_order_acquire);
+bool Transport::progress_as_helper() {
+  detail::ProgressHandoff& handoff = impl_->handoff;
+  if (!handoff.helper_enter()) return false;
+  const bool progressed = ucp_worker_progress(impl_->worker) != 0;
+  handoff.helper_leave();
+  return progressed;
 }
 
-bool Transport::arm() {
-  auto in_use = impl_->use_worker("arm");
-  ucs_status_t status = ucp_worker_arm(impl_->worker);
-  if (status == UCS_ERR_BUSY) return false;
-  detail::check_ucx(rank_, "ucp_worker_arm", no_rank, status);
-  return true;
+// The helper's own calls do not count as inside: they bracket themselves.
+void Transport::sleep_until_events() {
+  impl_->handoff.sleep();
+}
+
+void Transport::interrupt_sleep() noexcept {
+  impl_->handoff.interrupt();
 }
 
 void Transport::on_target_progress_needed(std::function<void()> hook) {

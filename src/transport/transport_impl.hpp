@@ -17,6 +17,7 @@
 #include "mailboxes.hpp"
 #include "mpidsm/transport.hpp"
 #include "peer_liveness.hpp"
+#include "progress_handoff.hpp"
 #include "ucx_status.hpp"
 #include "worker_guard.hpp"
 
@@ -30,7 +31,6 @@ struct Transport::Impl {
   ucp_context_h context = nullptr;
   ucp_worker_h worker = nullptr;
   std::vector<ucp_ep_h> endpoints;  // indexed by rank, self included
-  int event_fd = -1;
 
   // Reused by flush_all so the flush path does not allocate.
   std::vector<std::pair<ucs_status_ptr_t, int>> flush_requests;
@@ -94,7 +94,29 @@ struct Transport::Impl {
 
   // One thread at a time in a single-threaded worker (MPIDSM_PROGRESS_THREAD=off).
   detail::WorkerGuard worker_guard;
-  detail::WorkerGuard::Use use_worker(const char* operation) { return {worker_guard, operation}; }
+  // Entered by every call that touches the worker: checks the single-threaded
+  // rule, and keeps a progress thread out of the worker meanwhile, except in
+  // calls that block in MPI collectives: peers may need this rank's
+  // progress until they reach the collective.
+  class WorkerUse {
+   public:
+    WorkerUse(Impl& s, const char* operation, bool blocks_in_mpi)
+        : guard_(s.worker_guard, operation),
+          handoff_(!blocks_in_mpi && s.handoff.helper_running() ? &s.handoff : nullptr) {
+      if (handoff_) handoff_->enter();
+    }
+    ~WorkerUse() {
+      if (handoff_) handoff_->leave();
+    }
+    WorkerUse(const WorkerUse&) = delete;
+    WorkerUse& operator=(const WorkerUse&) = delete;
+
+   private:
+    detail::WorkerGuard::Use guard_;
+    detail::ProgressHandoff* handoff_;
+  };
+  WorkerUse use_worker(const char* operation) { return {*this, operation, false}; }
+  WorkerUse use_worker_in_collective(const char* operation) { return {*this, operation, true}; }
 
   // Tagged messages to ranks of this node (mailbox_setup.cpp).
   detail::Mailboxes mailboxes;
@@ -109,35 +131,23 @@ struct Transport::Impl {
   // CPU some rank needs.
   bool no_spare_cpu = false;
 
-  // Threads inside progress_until: they drive the worker, so the progress
-  // thread need not poll meanwhile.
-  std::atomic<int> waiters{0};
-  struct WaiterCount {
-    explicit WaiterCount(std::atomic<int>& count) : count_(count) {
-      count_.fetch_add(1, std::memory_order_relaxed);
-    }
-    ~WaiterCount() {
-      // The last waiter out wakes a progress thread parked meanwhile (a
-      // system call only when one is parked).
-      if (count_.fetch_sub(1, std::memory_order_release) == 1) count_.notify_all();
-    }
-    WaiterCount(const WaiterCount&) = delete;
-    WaiterCount& operator=(const WaiterCount&) = delete;
-
-   private:
-    std::atomic<int>& count_;
-  };
+  // Threads inside the transport drive the worker themselves; the progress
+  // thread keeps out and sleeps meanwhile (opened when that thread may run).
+  detail::ProgressHandoff handoff;
 
   // Drives the worker until done() holds. When told to, yields the CPU
   // after a run of idle polls, since the rank we wait for may need this core;
   // otherwise it spins, as a system call in the wait would add to latency.
+  // A wait still idle after a few polls is a remote one: it mutes the
+  // progress thread's wake-ups for its duration (ProgressHandoff).
   // A peer whose process is gone ends the wait: Errc::transport naming it and
   // `waiting_for`.
   template <class Done>
   void progress_until(Done&& done, const char* waiting_for) {
-    constexpr unsigned idle_polls_before_yield = 64, polls_per_liveness_look = 256;
+    constexpr unsigned idle_polls_before_mute = 4, idle_polls_before_yield = 64,
+                       polls_per_liveness_look = 256;
     unsigned idle = 0, polls = 0;
-    WaiterCount counted(waiters);
+    detail::CountedWait counted(handoff);
     while (!done()) {
       // Whatever this rank waits for, messages queued behind a full mailbox
       // leave as it drains, and posted receives take what arrives (a
@@ -145,9 +155,11 @@ struct Transport::Impl {
       if (mailboxes.has_work()) mailboxes.progress();
       if (ucp_worker_progress(worker) != 0) {
         idle = 0;
-      } else if (yield_when_idle && ++idle == idle_polls_before_yield) {
+      } else if (++idle == idle_polls_before_mute) {
+        handoff.mute();
+      } else if (yield_when_idle && idle == idle_polls_before_yield) {
         sched_yield();
-        idle = 0;
+        idle = idle_polls_before_mute;
       }
       if (++polls == polls_per_liveness_look) {
         polls = 0;

@@ -1,0 +1,137 @@
+#include "progress_handoff.hpp"
+
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "mpidsm/error.hpp"
+#include "ucx_status.hpp"
+
+namespace mpidsm::detail {
+namespace {
+
+[[noreturn]] void throw_system(int rank, const char* call) {
+  throw Error(Errc::transport, rank,
+              std::string("progress thread: ") + call + " failed: " + std::strerror(errno));
+}
+
+// Tags the set's two descriptors.
+constexpr std::uint64_t worker_event = 1, wake_event = 2;
+
+}  // namespace
+
+ProgressHandoff::~ProgressHandoff() {
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void ProgressHandoff::open(int rank, ucp_worker_h worker) {
+  rank_ = rank;
+  worker_ = worker;
+  check_ucx(rank, "ucp_worker_get_efd", no_rank, ucp_worker_get_efd(worker, &worker_fd_));
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd_ < 0) throw_system(rank, "epoll_create1");
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) throw_system(rank, "eventfd");
+  epoll_event events{};
+  events.events = EPOLLIN;
+  events.data.u64 = worker_event;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, worker_fd_, &events) != 0)
+    throw_system(rank, "epoll_ctl");
+  events.data.u64 = wake_event;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &events) != 0) throw_system(rank, "epoll_ctl");
+}
+
+bool ProgressHandoff::mute() noexcept {
+  if (epoll_fd_ < 0) return false;
+  // Written before apply() reads inside_, as leave() writes inside_ before
+  // reading this: one of the two sees the other, so the set is never left
+  // muted with no waiter to unmute it.
+  mute_requested_.store(true, std::memory_order_seq_cst);
+  return apply();
+}
+
+bool ProgressHandoff::apply() noexcept {
+  std::lock_guard<std::mutex> guard(mutex_);
+  const bool mute = mute_requested_.load(std::memory_order_seq_cst) &&
+                    inside_.load(std::memory_order_seq_cst) > 0;
+  if (!mute) mute_requested_.store(false, std::memory_order_seq_cst);
+  if (mute == muted_) return mute;
+  // Armed before unmuting, so what the waiters already handled does not
+  // wake the sleeper; events still pending do, as they should.
+  if (!mute) arm();
+  epoll_event events{};
+  events.events = mute ? 0u : std::uint32_t{EPOLLIN};
+  events.data.u64 = worker_event;
+  // Cannot fail on a descriptor already in the set.
+  epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, worker_fd_, &events);
+  muted_ = mute;
+  return mute;
+}
+
+bool ProgressHandoff::arm() noexcept {
+  // Any status but UCS_OK leaves the fd to report what is pending.
+  return ucp_worker_arm(worker_) == UCS_OK;
+}
+
+thread_local bool ProgressHandoff::in_helper_ = false;
+
+bool ProgressHandoff::helper_enter() noexcept {
+  if (!helper_running_.load(std::memory_order_relaxed))
+    helper_running_.store(true, std::memory_order_seq_cst);
+  helper_inside_.store(true, std::memory_order_seq_cst);
+  if (inside_.load(std::memory_order_seq_cst) == 0) {
+    in_helper_ = true;
+    return true;
+  }
+  helper_inside_.store(false, std::memory_order_release);
+  return false;
+}
+
+void ProgressHandoff::let_helper_finish() const noexcept {
+  // One ucp_worker_progress call; yield in case the helper was preempted.
+  for (unsigned spins = 0; helper_inside_.load(std::memory_order_acquire); ++spins)
+    if (spins % 128 == 127) sched_yield();
+}
+
+void ProgressHandoff::sleep() {
+  // While a waiter drives the worker it needs no arming here: the last one
+  // out arms it. A worker with events pending cannot be armed: the caller
+  // progresses them first.
+  if (!mute()) {
+    if (!helper_enter()) return;  // a waiter came: the caller goes round again
+    const bool armed = arm();
+    helper_leave();
+    if (!armed) return;
+  }
+  for (;;) {
+    epoll_event events[2];
+    const int ready = epoll_wait(epoll_fd_, events, 2, -1);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      throw_system(rank_, "epoll_wait");
+    }
+    for (int i = 0; i < ready; ++i) {
+      if (events[i].data.u64 != wake_event) continue;
+      std::uint64_t count;
+      [[maybe_unused]] ssize_t drained = read(wake_fd_, &count, sizeof count);
+      return;
+    }
+    // Woken by the worker: progress it, unless a waiter (that has not muted
+    // yet) drives these events.
+    if (!mute()) return;
+  }
+}
+
+void ProgressHandoff::interrupt() noexcept {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] ssize_t written = write(wake_fd_, &one, sizeof one);
+}
+
+}  // namespace mpidsm::detail
