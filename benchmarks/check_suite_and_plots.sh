@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # The whole suite, quickly (small sizes, few iterations, -f), then the plots:
 # run-suite must stream a progress line per test and write one CSV section
-# per test, and plot must draw a PNG for every test in the CSV.
+# per test, and plot must draw a PNG for every test in the CSV; --help prints
+# the usage.
 # Usage: check_suite_and_plots.sh <scratch directory>   (BUILD_DIR: the build)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 scratch=$1
 rm -rf "$scratch" && mkdir -p "$scratch"
+# --help prints the usage and runs nothing.
+bash "$here/run-suite" --help > "$scratch/help.txt"
+grep -q '^  benchmarks/run-suite \[--latency' "$scratch/help.txt" ||
+  { echo "run-suite --help printed no usage" >&2; exit 1; }
 bash "$here/run-suite" -m 1:16 -i 20 -x 2 -f -o "$scratch/suite.csv" > "$scratch/run.log"
 tests=$(grep -c '^run-suite: \[[0-9]*/[0-9]*\] .* done in' "$scratch/run.log")
 sections=$(grep -c '^test,size,' "$scratch/suite.csv")
