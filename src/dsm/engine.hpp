@@ -180,6 +180,12 @@ class Dsm::Engine final : public detail::FaultTarget {
   void unmap(std::size_t first, std::size_t pages);
   std::size_t pinned_in(std::size_t first, std::size_t pages) const;
   // synchronisation.cpp
+  // Scratch kept across barriers, so a barrier allocates nothing once warm.
+  struct BarrierScratch {
+    std::vector<std::int64_t> outgoing, counts, incoming;
+    std::vector<std::int64_t> records;  // per rank: count, then its inline notices
+    std::vector<int> sizes, offsets;
+  };
   // Errc::out_of_range naming `operation` and `what` ("lock", "flag") unless
   // id < lock_count().
   void check_lock_id(std::size_t id, const char* operation, const char* what = "lock") const;
@@ -187,7 +193,12 @@ class Dsm::Engine final : public detail::FaultTarget {
   void acquire_lock(std::size_t id, bool wait_for_threads);
   void release_lock(std::size_t id);
   std::size_t flag_lock(std::size_t flag) const { return lock_count() + flag; }
-  void exchange_counts(std::int64_t mine, std::vector<std::int64_t>& counts);
+  // The barrier itself: every rank's notice count (or kHoldsLock/kFailed)
+  // into x.counts. Across nodes the notices ride along in the same allgather
+  // when no rank has more than kInlineNotices: then true, with x.incoming,
+  // x.sizes and x.offsets filled.
+  bool exchange_counts(std::int64_t mine, BarrierScratch& x);
+  static void lay_out_incoming(BarrierScratch& x, std::int64_t total);
   void node_barrier();
   void forget_notices(std::vector<std::int64_t>& notices);
   void record_notice_of_barrier(std::size_t page);
@@ -252,10 +263,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::size_t stream_next_ = 0;                  // the read miss that continues a stream
   std::size_t write_stream_next_ = 0;            // the write miss that continues one
   std::vector<bool> homes_written_;              // per rank: a flush is due
-  struct BarrierScratch {
-    std::vector<std::int64_t> outgoing, counts, incoming;
-    std::vector<int> sizes, offsets;
-  } barrier_scratch_;
+  BarrierScratch barrier_scratch_;
   std::vector<bool> held_;               // per lock id: held by this rank
   std::vector<std::thread::id> holder_;  // per lock id: the thread that took it
   std::condition_variable lock_released_;

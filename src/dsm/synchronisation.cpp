@@ -19,13 +19,16 @@ namespace {
 // barrier inside a critical section, or when its release failed.
 constexpr std::int64_t kHoldsLock = -1;
 constexpr std::int64_t kFailed = -2;
+// Notices a rank can add to its count in the barrier's allgather (a 64-byte
+// record per rank): a barrier after a few written pages then costs one
+// collective, not two.
+constexpr std::size_t kInlineNotices = 7;
 
 }  // namespace
 
 void Dsm::Engine::barrier() {
   detail::check_not_forked(rank_);
   const std::uint64_t start = detail::TickClock::now();
-  // Scratch kept across barriers, so a barrier allocates nothing once warm.
   BarrierScratch& x = barrier_scratch_;
   x.outgoing.clear();
   bool holds_lock;
@@ -56,7 +59,7 @@ void Dsm::Engine::barrier() {
   const std::int64_t mine = failure      ? kFailed
                             : holds_lock ? kHoldsLock
                                          : static_cast<std::int64_t>(x.outgoing.size());
-  exchange_counts(mine, x.counts);
+  const bool delivered = exchange_counts(mine, x);
   std::int64_t total = 0;
   int holder = -1;
   bool any_failed = false;
@@ -79,15 +82,8 @@ void Dsm::Engine::barrier() {
                     "section); unlock first");
   }
   MPI_Comm comm = runtime_.comm();
-  if (total > 0) {
-    x.sizes.resize(ranks);
-    x.offsets.resize(ranks);
-    for (std::size_t r = 0, at = 0; r < ranks; ++r) {
-      x.sizes[r] = static_cast<int>(x.counts[r]);
-      x.offsets[r] = static_cast<int>(at);
-      at += static_cast<std::size_t>(x.sizes[r]);
-    }
-    x.incoming.resize(static_cast<std::size_t>(total));
+  if (total > 0 && !delivered) {
+    lay_out_incoming(x, total);
     MPI_Request request;
     detail::check_mpi(rank_, "MPI_Iallgatherv in Dsm::barrier",
                       MPI_Iallgatherv(x.outgoing.data(), static_cast<int>(x.outgoing.size()),
@@ -145,17 +141,51 @@ void Dsm::Engine::forget_lock_notices(std::size_t count) {
 // slots, which nobody wrote: no cache line moves beyond the barrier's own. Slots alternate with
 // the barrier's parity and the reader zeroes what it found, so a rank already
 // in the next barrier never overwrites a count a slower rank is still reading.
-void Dsm::Engine::exchange_counts(std::int64_t mine, std::vector<std::int64_t>& counts) {
+// Where every rank has counts[r] notices: x.sizes, x.offsets and room in
+// x.incoming for all of them, in rank order.
+void Dsm::Engine::lay_out_incoming(BarrierScratch& x, std::int64_t total) {
+  const std::size_t ranks = x.counts.size();
+  x.sizes.resize(ranks);
+  x.offsets.resize(ranks);
+  for (std::size_t r = 0, at = 0; r < ranks; ++r) {
+    x.sizes[r] = static_cast<int>(std::max<std::int64_t>(x.counts[r], 0));
+    x.offsets[r] = static_cast<int>(at);
+    at += static_cast<std::size_t>(x.sizes[r]);
+  }
+  x.incoming.resize(static_cast<std::size_t>(total));
+}
+
+bool Dsm::Engine::exchange_counts(std::int64_t mine, BarrierScratch& x) {
+  std::vector<std::int64_t>& counts = x.counts;
   MPI_Comm comm = runtime_.comm();
   // Non-blocking collectives, so a rank that died ends the wait with an
   // error naming it.
   MPI_Request request;
   if (!barrier_slots_.direct()) {
+    constexpr std::size_t record = 1 + kInlineNotices;
+    const std::size_t ranks = counts.size();
+    x.records.resize(record * (ranks + 1));  // the last record is this rank's to send
+    std::int64_t* mine_out = x.records.data() + record * ranks;
+    mine_out[0] = mine;
+    if (mine > 0 && static_cast<std::size_t>(mine) <= kInlineNotices)
+      std::copy(x.outgoing.begin(), x.outgoing.end(), mine_out + 1);
     detail::check_mpi(
         rank_, "MPI_Iallgather in Dsm::barrier",
-        MPI_Iallgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm, &request));
+        MPI_Iallgather(mine_out, static_cast<int>(record), MPI_INT64_T, x.records.data(),
+                       static_cast<int>(record), MPI_INT64_T, comm, &request));
     transport_.wait_mpi(request, "Dsm::barrier");
-    return;
+    std::int64_t total = 0;
+    bool inline_only = true;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      counts[r] = x.records[r * record];
+      total += std::max<std::int64_t>(counts[r], 0);
+      inline_only = inline_only && counts[r] <= static_cast<std::int64_t>(kInlineNotices);
+    }
+    if (!inline_only || total == 0) return false;
+    lay_out_incoming(x, total);
+    for (std::size_t r = 0; r < ranks; ++r)
+      std::copy_n(x.records.data() + r * record + 1, x.sizes[r], x.incoming.begin() + x.offsets[r]);
+    return true;
   }
   const std::size_t ranks = counts.size();
   const std::size_t base = (exchanges_++ % 2) * ranks;
@@ -174,6 +204,7 @@ void Dsm::Engine::exchange_counts(std::int64_t mine, std::vector<std::int64_t>& 
     if (counts[r] != 0) slot.store(0, std::memory_order_relaxed);
   }
   counts[me] = mine;
+  return false;
 }
 
 // A dissemination barrier on the mapped slots: in round k this rank signals
