@@ -49,7 +49,9 @@ void ProgressHandoff::open(int rank, ucp_worker_h worker) {
 }
 
 bool ProgressHandoff::mute() noexcept {
-  if (epoll_fd_ < 0) return false;
+  // Nobody sleeps on the set before the thread's first call: a one-node job,
+  // whose thread never starts, makes no system call here.
+  if (epoll_fd_ < 0 || !helper_running()) return false;
   // Written before apply() reads inside_, as leave() writes inside_ before
   // reading this: one of the two sees the other, so the set is never left
   // muted with no waiter to unmute it.
