@@ -15,11 +15,11 @@
 //    inside finish first (Dekker-style flags: each writes its own, then
 //    reads the other's). Counting costs two atomic operations per call, and
 //    only once a helper runs.
-// 2. A wait still idle after a few polls (a remote one) *mutes* the worker's
-//    fd in the sleeper's epoll set (one epoll_ctl, overlapped with the
-//    wait), and the last thread out re-arms the worker, so events already
-//    handled do not wake the sleeper, and unmutes it. Short waits (shared
-//    memory) make no system call.
+// 2. Once the helper runs, a wait still idle after a few polls (a remote
+//    one) *mutes* the worker's fd in the sleeper's epoll set (one
+//    epoll_ctl, overlapped with the wait), and the last thread out re-arms
+//    the worker, so events already handled do not wake the sleeper, and
+//    unmutes it. Short waits (shared memory) make no system call.
 #pragma once
 
 #include <ucp/api/ucp.h>
