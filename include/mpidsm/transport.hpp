@@ -300,7 +300,9 @@ class Transport {
   /// As many ranks on this node as CPUs: a helper thread that polls would take
   /// a CPU from some rank.
   bool no_spare_cpu() const;
-  /// Some thread is waiting inside this transport, driving its progress.
+  /// For a progress thread: some other thread is inside this transport
+  /// (counted once the progress thread has called progress_as_helper), so it
+  /// drives the worker.
   bool others_progressing() const;
   /// For a progress thread: drives UCX once unless some thread waits inside
   /// the transport (which then drives it; a helper calling in too would only

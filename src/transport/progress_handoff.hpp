@@ -41,8 +41,8 @@ class ProgressHandoff {
   void open(int rank, ucp_worker_h worker);
 
   // --- threads inside the transport (other than the helper) ---
-  // Calls that touch the worker count themselves once a helper runs; waits
-  // always do.
+  // Calls that touch the worker, waits included, count themselves once a
+  // helper runs (CountedInside).
   bool helper_running() const noexcept { return helper_running_.load(std::memory_order_relaxed); }
   void enter() noexcept {
     inside_.fetch_add(1, std::memory_order_seq_cst);
@@ -94,16 +94,23 @@ class ProgressHandoff {
   bool muted_ = false;  // guarded by mutex_
 };
 
-// Counts a thread as inside the transport for its lifetime.
-class CountedWait {
+// Counts a thread as inside the transport for its lifetime, once a helper
+// runs and unless told not to (calls that block in MPI collectives). Before
+// the helper's first call nobody needs the count: no atomic operation then.
+class CountedInside {
  public:
-  explicit CountedWait(ProgressHandoff& handoff) noexcept : handoff_(handoff) { handoff_.enter(); }
-  ~CountedWait() { handoff_.leave(); }
-  CountedWait(const CountedWait&) = delete;
-  CountedWait& operator=(const CountedWait&) = delete;
+  explicit CountedInside(ProgressHandoff& handoff, bool count = true) noexcept
+      : handoff_(count && handoff.helper_running() ? &handoff : nullptr) {
+    if (handoff_) handoff_->enter();
+  }
+  ~CountedInside() {
+    if (handoff_) handoff_->leave();
+  }
+  CountedInside(const CountedInside&) = delete;
+  CountedInside& operator=(const CountedInside&) = delete;
 
  private:
-  ProgressHandoff& handoff_;
+  ProgressHandoff* handoff_;
 };
 
 }  // namespace mpidsm::detail

@@ -101,19 +101,11 @@ struct Transport::Impl {
   class WorkerUse {
    public:
     WorkerUse(Impl& s, const char* operation, bool blocks_in_mpi)
-        : guard_(s.worker_guard, operation),
-          handoff_(!blocks_in_mpi && s.handoff.helper_running() ? &s.handoff : nullptr) {
-      if (handoff_) handoff_->enter();
-    }
-    ~WorkerUse() {
-      if (handoff_) handoff_->leave();
-    }
-    WorkerUse(const WorkerUse&) = delete;
-    WorkerUse& operator=(const WorkerUse&) = delete;
+        : guard_(s.worker_guard, operation), inside_(s.handoff, !blocks_in_mpi) {}
 
    private:
     detail::WorkerGuard::Use guard_;
-    detail::ProgressHandoff* handoff_;
+    detail::CountedInside inside_;
   };
   WorkerUse use_worker(const char* operation) { return {*this, operation, false}; }
   WorkerUse use_worker_in_collective(const char* operation) { return {*this, operation, true}; }
@@ -147,7 +139,7 @@ struct Transport::Impl {
     constexpr unsigned idle_polls_before_mute = 4, idle_polls_before_yield = 64,
                        polls_per_liveness_look = 256;
     unsigned idle = 0, polls = 0;
-    detail::CountedWait counted(handoff);
+    detail::CountedInside counted(handoff);
     while (!done()) {
       // Whatever this rank waits for, messages queued behind a full mailbox
       // leave as it drains, and posted receives take what arrives (a
