@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 #include <thread>
 #include <vector>
@@ -192,6 +193,66 @@ TEST_F(DsmTest, DsmBuffersGoStraightToPutGetSendAndRecv) {
   d.free(inbox);
   d.free(target);
   d.free(source);
+}
+
+// MPIDSM_BARRIER_REFETCH: pages a rank used since the previous barrier, and
+// the barrier invalidates, are fetched again before it ends when their home
+// is reached through UCX (none when it is mapped here); a refetched page left
+// untouched is only invalidated at the next barrier. Off, nothing is refetched.
+TEST_F(DsmTest, BarriersFetchAgainThePagesUsedSinceThePreviousOne) {
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs a home and a reader";
+  constexpr int kHome = 0;
+  const bool through_ucx =
+      !(runtime_->config().direct_access && !testing::tcp_only() && testing::same_node(kHome));
+  for (const bool refetch : {true, false}) {
+    DsmSettings settings = DsmSettings::from(runtime_->config());
+    settings.size = std::size_t{1} << 20;
+    settings.prefetch_pages = 0;  // exactly the pages read, no more
+    settings.barrier_refetch = refetch;
+    Dsm d(*runtime_, settings);
+    const std::size_t per_page = d.page_size() / sizeof(int);
+    int* data = d.allocate<int>(4 * per_page, Placement::on(kHome));
+    auto word = [&](std::size_t page, std::size_t i) -> int& { return data[page * per_page + i]; };
+    const bool reader = me != kHome;
+    const std::uint64_t expected = reader && refetch && through_ucx ? 1 : 0;
+    const std::string where = "rank " + std::to_string(me) + (refetch ? ", refetch on" : ", off") +
+                              (through_ucx ? ", home through UCX" : ", home mapped");
+    // The readers read word `read` of `pages`; once they have, the home
+    // writes word `read + 1` of pages 0 and 2 (so its notices certainly reach
+    // them at the next barrier). Page 1 stays unread between them: the kernel
+    // may map a touched page's neighbour in the same mapping with it
+    // (fault-around), and a refetched page counts as used once mapped.
+    auto interval = [&](std::size_t read, std::initializer_list<std::size_t> pages, int value) {
+      for (std::size_t p : pages) {
+        if (reader) {
+          EXPECT_EQ(word(p, read), value) << where << ", page " << p << ", word " << read;
+        }
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (me == kHome) word(0, read + 1) = word(2, read + 1) = value + 1;
+    };
+
+    if (me == kHome) word(0, 0) = word(2, 0) = 1;
+    d.barrier();
+    interval(0, {0, 2}, 1);
+    DsmStats before = d.stats();
+    d.barrier();  // both pages come back
+    EXPECT_EQ(d.stats().barrier_refetches - before.barrier_refetches, 2 * expected) << where;
+    before = d.stats();
+    interval(1, {0}, 2);  // page 0 only: no miss when it came back
+    EXPECT_EQ(d.stats().read_faults - before.read_faults, reader ? 1 - expected : 0) << where;
+    before = d.stats();
+    d.barrier();  // only the touched page comes back
+    EXPECT_EQ(d.stats().barrier_refetches - before.barrier_refetches, expected) << where;
+    before = d.stats();
+    interval(2, {0}, 3);
+    EXPECT_EQ(d.stats().read_faults - before.read_faults, reader ? 1 - expected : 0) << where;
+    interval(2, {2}, 3);  // page 2 was invalidated
+    EXPECT_EQ(d.stats().read_faults - before.read_faults, reader ? 2 - expected : 0) << where;
+    d.barrier();
+    d.free(data);
+  }
 }
 
 TEST_F(DsmTest, StatisticsCountTheProtocolAndPrintAsATable) {

@@ -73,6 +73,10 @@ struct Config {
   std::size_t dsm_locks = 16384;
   /// Print the per-rank DSM statistics table when a Dsm is destroyed.
   bool dsm_stats = false;
+  /// At a DSM barrier across nodes, fetch again (while every rank still waits
+  /// in the barrier) the remote pages this rank used in the ending interval
+  /// that the barrier invalidates, instead of faulting on them afterwards.
+  bool barrier_refetch = true;
 
   /// Reads the environment. Throws Error(Errc::config) on a bad value.
   static Config from_environment();

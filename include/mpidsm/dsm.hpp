@@ -70,6 +70,10 @@ struct DsmStats {
   /// Releases that found more new copies of pages homed here than the copy
   /// log holds, and so looked at every page homed here.
   std::uint64_t copy_log_overflows = 0;
+  /// Pages a barrier fetched again before any rank left it (of pages_fetched;
+  /// MPIDSM_BARRIER_REFETCH): invalidated pages this rank had used since the
+  /// previous barrier, whose homes it reaches through UCX.
+  std::uint64_t barrier_refetches = 0;
 
   /// Name and value of every counter, in declaration order (for tables).
   template <class F>
@@ -93,6 +97,7 @@ struct DsmStats {
     f("barrier_ns", barrier_ns);
     f("mapping_resets", mapping_resets);
     f("copy_log_overflows", copy_log_overflows);
+    f("barrier_refetches", barrier_refetches);
   }
 };
 
@@ -104,11 +109,12 @@ struct DsmSettings {
   std::size_t max_checking_pages;  ///< MPIDSM_MAX_CHECKING_PAGES
   std::size_t locks;               ///< MPIDSM_LOCKS
   bool print_stats;                ///< MPIDSM_STATS: print at exit, track prefetch use
+  bool barrier_refetch;            ///< MPIDSM_BARRIER_REFETCH
 
   /// The settings the MPIDSM_* configuration gives.
   static DsmSettings from(const Config& config) {
-    return {config.dsm_size,           config.cache_pages, config.prefetch_pages,
-            config.max_checking_pages, config.dsm_locks,   config.dsm_stats};
+    return {config.dsm_size,  config.cache_pages, config.prefetch_pages, config.max_checking_pages,
+            config.dsm_locks, config.dsm_stats,   config.barrier_refetch};
   }
 };
 

@@ -161,7 +161,8 @@ typedef struct mpidsm_dsm_stats {
   /** As the field of the same name in mpidsm::DsmStats. */
   uint64_t read_faults, write_faults, pages_fetched, prefetched, prefetch_used, prefetch_unused,
       evictions, diffs, diff_runs, diff_bytes, diff_messages, invalidations, lock_acquires,
-      lock_wait_ns, lock_log_overflows, barriers, barrier_ns, mapping_resets, copy_log_overflows;
+      lock_wait_ns, lock_log_overflows, barriers, barrier_ns, mapping_resets, copy_log_overflows,
+      barrier_refetches;
   /** @} */
 } mpidsm_dsm_stats_t; /**< Per-rank DSM counters. */
 

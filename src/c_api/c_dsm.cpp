@@ -125,7 +125,7 @@ mpidsm_status_t mpidsm_dsm_stats(mpidsm_dsm_t dsm, mpidsm_dsm_stats_t* stats) {
            in.prefetch_used, in.prefetch_unused, in.evictions,          in.diffs,
            in.diff_runs,     in.diff_bytes,      in.diff_messages,      in.invalidations,
            in.lock_acquires, in.lock_wait_ns,    in.lock_log_overflows, in.barriers,
-           in.barrier_ns,    in.mapping_resets,  in.copy_log_overflows};
+           in.barrier_ns,    in.mapping_resets,  in.copy_log_overflows, in.barrier_refetches};
     static_assert(sizeof(mpidsm_dsm_stats_t) == sizeof(mpidsm::DsmStats),
                   "the C statistics list every field of DsmStats");
   });

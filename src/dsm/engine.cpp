@@ -33,6 +33,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       prefetch_pages_(settings.prefetch_pages),
       max_checking_pages_(settings.max_checking_pages),
       print_stats_at_exit_(settings.print_stats),
+      barrier_refetch_(settings.barrier_refetch),
       track_prefetch_use_(settings.print_stats),
       region_(runtime.comm(), transport_, settings.size, runtime.config().direct_access),
       pages_(region_.size() / page_size_),
@@ -68,6 +69,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   lock_notices_.reserve(pages_);
   barrier_scratch_.outgoing.reserve(pages_);
   acquired_notices_.reserve(detail::LockRecordLayout::ring_entries);
+  refetch_.reserve(cache_.capacity());
   for (int peer = 0; peer < runtime.size(); ++peer)
     mapped_master_.push_back(region_.peer_master(peer));
   pagemap_fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);

@@ -129,8 +129,13 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::size_t fetch(std::size_t page, int home, bool for_write);
   void free_following_home_pages(std::size_t page);
   void write_cached(std::size_t page);
-  // map: make the view readable (false when the caller makes it writable).
-  void fetch_batch(const std::size_t* pages, std::size_t count, int home, bool map = true);
+  enum class ViewAfterFetch {
+    readable,  // mapped for reads
+    watched,   // mapped for reads, page-table entries dropped: touched_since_mapped tells use
+    left,      // left inaccessible (the caller makes it writable)
+  };
+  void fetch_batch(const std::size_t* pages, std::size_t count, int home,
+                   ViewAfterFetch after = ViewAfterFetch::readable);
   std::size_t cache_room() const;
   // Pages one fetch takes at most: the miss and its prefetch, within the cache.
   std::size_t fetch_batch_capacity() const {
@@ -139,6 +144,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   void make_room(std::size_t slots);
   void drop_cached(std::size_t page);
   void forget_copy(std::size_t page);
+  void leave_cache(std::size_t page);
+  void drop_registration(std::size_t page);
   void make_twins(std::size_t first, std::size_t count);
   // Writable in `state`: mark_dirty makes the view so; set_dirty is for a
   // page whose view already is. Both list the page for the next release, once.
@@ -165,6 +172,13 @@ class Dsm::Engine final : public detail::FaultTarget {
   void invalidate(std::size_t page);
   void refresh_in_place(std::size_t page);
   void invalidate_all_cached();
+  // barrier_refetch.cpp
+  // At a barrier whose refetch round runs: a cached page this rank used in
+  // the ending interval, through UCX, leaves the cache for refetch_ while its
+  // home keeps counting the copy; false (nothing done) for any other page.
+  bool keep_for_refetch(std::size_t page);
+  // Fetches refetch_ again, per home, and empties it.
+  void refetch_kept();
   void record_notice(std::size_t page);
   void fetch_home_copy(std::size_t page, std::byte* into);
   void settle_prefetch(std::size_t page, bool written = false);
@@ -185,6 +199,7 @@ class Dsm::Engine final : public detail::FaultTarget {
     std::vector<std::int64_t> outgoing, counts, incoming;
     std::vector<std::int64_t> records;  // per rank: count, then its inline notices
     std::vector<int> sizes, offsets;
+    bool refetch_offered = false;  // some rank asked for the refetch round
   };
   // Errc::out_of_range naming `operation` and `what` ("lock", "flag") unless
   // id < lock_count().
@@ -194,10 +209,11 @@ class Dsm::Engine final : public detail::FaultTarget {
   void release_lock(std::size_t id);
   std::size_t flag_lock(std::size_t flag) const { return lock_count() + flag; }
   // The barrier itself: every rank's notice count (or kHoldsLock/kFailed)
-  // into x.counts. Across nodes the notices ride along in the same allgather
-  // when no rank has more than kInlineNotices: then true, with x.incoming,
-  // x.sizes and x.offsets filled.
-  bool exchange_counts(std::int64_t mine, BarrierScratch& x);
+  // into x.counts, and whether any offered a refetch round into
+  // x.refetch_offered. Across nodes the notices ride along in the same
+  // allgather when no rank has more than kInlineNotices: then true, with
+  // x.incoming, x.sizes and x.offsets filled.
+  bool exchange_counts(std::int64_t mine, bool offer_refetch, BarrierScratch& x);
   static void lay_out_incoming(BarrierScratch& x, std::int64_t total);
   void node_barrier();
   void forget_notices(std::vector<std::int64_t>& notices);
@@ -212,6 +228,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::size_t prefetch_pages_;
   std::size_t max_checking_pages_;
   bool print_stats_at_exit_;
+  bool barrier_refetch_;     // DsmSettings::barrier_refetch
   bool track_prefetch_use_;  // statistics on: tell used from unused prefetched pages
   detail::DsmRegion region_;
   std::size_t pages_;
@@ -260,6 +277,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::uint64_t> lock_notices_;      // pages released since the last unlock
   std::vector<std::uint64_t> acquired_notices_;  // scratch for lock()
   std::vector<std::size_t> batch_;               // scratch for fetches
+  std::vector<std::size_t> refetch_;             // pages a barrier fetches again
+  bool fetched_through_ucx_ = false;             // in this interval: offer a refetch round
   std::size_t stream_next_ = 0;                  // the read miss that continues a stream
   std::size_t write_stream_next_ = 0;            // the write miss that continues one
   std::vector<bool> homes_written_;              // per rank: a flush is due

@@ -226,7 +226,8 @@ std::size_t Dsm::Engine::fetch(std::size_t page, int home, bool for_write) {
     count =
         detail::select_prefetch(page, pages_, ahead, max_checking_pages_, wanted, batch_.data());
   }
-  fetch_batch(batch_.data(), count, home, !for_write);
+  fetch_batch(batch_.data(), count, home,
+              for_write ? ViewAfterFetch::left : ViewAfterFetch::readable);
   stats_.prefetched += count - 1;
   (for_write ? write_stream_next_ : stream_next_) = batch_[count - 1] + 1;
   if (!for_write)
@@ -237,8 +238,10 @@ std::size_t Dsm::Engine::fetch(std::size_t page, int home, bool for_write) {
 // Gets the pages (increasing, all invalid, all homed at `home`) into the
 // master view, which UCX may write without faulting: one get per contiguous
 // run and one flush for the batch. Then the application's view becomes
-// readable. On an error the pages leave the cache again, still invalid.
-void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int home, bool map) {
+// readable (unless `after` leaves that to the caller). On an error the pages
+// leave the cache again, still invalid.
+void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int home,
+                              ViewAfterFetch after) {
   make_room(count);
   for (std::size_t i = 0; i < count; ++i) cache_.insert(pages[i]);
   auto for_each_run = [&](auto&& f) {
@@ -264,12 +267,13 @@ void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int h
       });
       transport_.flush(home);
     }
-    if (map)
+    if (after != ViewAfterFetch::left)
       for_each_run([&](std::size_t first, std::size_t length) {
-        // With statistics on, prefetched pages lose the view's page-table
-        // entries, so the kernel shows which of them get touched (the cost
-        // is a minor fault per used page, about 1 us here, hence only then).
-        if (count > 1 && track_prefetch_use_)
+        // Watched pages lose the view's page-table entries, so the kernel
+        // shows which of them get touched (touched_since_mapped; the cost is
+        // a minor fault per used page, about 1 us here). Prefetched pages
+        // are watched only with statistics on.
+        if (after == ViewAfterFetch::watched || (count > 1 && track_prefetch_use_))
           madvise(view(first), length * page_size_, MADV_DONTNEED);
         protect(first, length, PROT_READ);
       });
@@ -281,8 +285,13 @@ void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int h
       }
     throw;
   }
-  for (std::size_t i = 0; i < count; ++i) state_[pages[i]] = PageState::cached;
+  const std::uint64_t interval = epoch_.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < count; ++i) {
+    state_[pages[i]] = PageState::cached;
+    cache_.entry(pages[i]).fetched_in = interval;
+  }
   stats_.pages_fetched += count;
+  if (!mapped_master_[static_cast<std::size_t>(home)]) fetched_through_ucx_ = true;
 }
 
 // Cache slots a fetch may use: all but those pinned pages hold.
@@ -325,9 +334,19 @@ void Dsm::Engine::drop_cached(std::size_t page) {
 // This rank's copy of a remote page is gone (its view no longer mapped): the
 // cache slot is freed and the page's home stops counting the copy.
 void Dsm::Engine::forget_copy(std::size_t page) {
+  leave_cache(page);
+  drop_registration(page);
+}
+
+// The cache slot of a page whose view is no longer mapped is freed; its home
+// still counts the copy (drop_registration ends that).
+void Dsm::Engine::leave_cache(std::size_t page) {
   settle_prefetch(page);
   state_[page] = PageState::invalid;
   cache_.erase(page);
+}
+
+void Dsm::Engine::drop_registration(std::size_t page) {
   const int home = home_of_page(page);
   if (sharing_.drop_copy(home, page)) homes_written_[static_cast<std::size_t>(home)] = true;
 }

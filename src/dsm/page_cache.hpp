@@ -28,8 +28,10 @@ class PageCache {
 
   // What the engine keeps per cached page; reset when the page leaves.
   struct Entry {
-    std::int32_t twin = none;  // twin slot while the page is dirty
-    bool prefetched = false;   // mapped by prefetch, use not yet known
+    std::int32_t twin = none;      // twin slot while the page is dirty
+    bool prefetched = false;       // mapped by prefetch, use not yet known
+    bool refetched = false;        // fetched by a barrier: used once its view was touched
+    std::uint64_t fetched_in = 0;  // the barrier epoch of the interval it was fetched in
   };
   Entry& entry(std::size_t page) { return slots_[slot_of_[page] - 1].entry; }
 

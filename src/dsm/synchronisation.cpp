@@ -23,6 +23,16 @@ constexpr std::int64_t kFailed = -2;
 // record per rank): a barrier after a few written pages then costs one
 // collective, not two.
 constexpr std::size_t kInlineNotices = 7;
+// Marks a non-negative count whose rank asks for a refetch round (it fetched
+// pages through UCX in the ending interval: barrier_refetch.cpp).
+constexpr std::int64_t kOffersRefetch = std::int64_t{1} << 48;
+
+// A count as exchanged: without the mark, which `offered` collects.
+std::int64_t take_offer(std::int64_t word, bool& offered) {
+  if (word < 0 || !(word & kOffersRefetch)) return word;
+  offered = true;
+  return word & ~kOffersRefetch;
+}
 
 }  // namespace
 
@@ -34,8 +44,11 @@ void Dsm::Engine::barrier() {
   bool holds_lock;
   std::optional<Error> failure;
   std::size_t lock_notices_before = 0;
+  bool offer_refetch;
   {
     detail::EngineLock guard(mutex_);
+    offer_refetch = barrier_refetch_ && fetched_through_ucx_;
+    fetched_through_ucx_ = false;
     holds_lock = held_count_ > 0;
     if (!holds_lock) {
       ++stats_.barriers;
@@ -59,7 +72,7 @@ void Dsm::Engine::barrier() {
   const std::int64_t mine = failure      ? kFailed
                             : holds_lock ? kHoldsLock
                                          : static_cast<std::int64_t>(x.outgoing.size());
-  const bool delivered = exchange_counts(mine, x);
+  const bool delivered = exchange_counts(mine, offer_refetch, x);
   std::int64_t total = 0;
   int holder = -1;
   bool any_failed = false;
@@ -91,6 +104,9 @@ void Dsm::Engine::barrier() {
                                       x.offsets.data(), MPI_INT64_T, comm, &request));
     transport_.wait_mpi(request, "Dsm::barrier");
   }
+  // Every rank takes part in the refetch round when any offered it and a
+  // page was written: all see the same counts.
+  const bool refetch_round = x.refetch_offered && total > 0;
   if (total > 0 || lock_notices_before > 0) {
     detail::EngineLock guard(mutex_);
     // The barrier delivered these to everyone; later ones wait for the next unlock.
@@ -98,9 +114,18 @@ void Dsm::Engine::barrier() {
     for (std::size_t writer = 0; total > 0 && writer < ranks; ++writer) {
       if (writer == static_cast<std::size_t>(rank_)) continue;
       const auto first = x.incoming.begin() + x.offsets[writer];
-      for (auto it = first; it != first + x.sizes[writer]; ++it)
-        invalidate(static_cast<std::size_t>(*it));
+      for (auto it = first; it != first + x.sizes[writer]; ++it) {
+        const auto page = static_cast<std::size_t>(*it);
+        if (!(refetch_round && keep_for_refetch(page))) invalidate(page);
+      }
     }
+    if (!refetch_.empty()) refetch_kept();
+  }
+  if (refetch_round) {
+    // Homes leave only once every rank has its pages, polling meanwhile.
+    MPI_Request request;
+    detail::check_mpi(rank_, "MPI_Ibarrier in Dsm::barrier", MPI_Ibarrier(comm, &request));
+    transport_.wait_mpi(request, "Dsm::barrier");
   }
   // Every notice up to here has reached every rank: lock logs start afresh.
   // Only the barrier writes these (relaxed store, no locked instruction);
@@ -155,8 +180,10 @@ void Dsm::Engine::lay_out_incoming(BarrierScratch& x, std::int64_t total) {
   x.incoming.resize(static_cast<std::size_t>(total));
 }
 
-bool Dsm::Engine::exchange_counts(std::int64_t mine, BarrierScratch& x) {
+bool Dsm::Engine::exchange_counts(std::int64_t mine, bool offer_refetch, BarrierScratch& x) {
   std::vector<std::int64_t>& counts = x.counts;
+  x.refetch_offered = false;
+  const std::int64_t sent = mine >= 0 && offer_refetch ? mine | kOffersRefetch : mine;
   MPI_Comm comm = runtime_.comm();
   // Non-blocking collectives, so a rank that died ends the wait with an
   // error naming it.
@@ -166,7 +193,7 @@ bool Dsm::Engine::exchange_counts(std::int64_t mine, BarrierScratch& x) {
     const std::size_t ranks = counts.size();
     x.records.resize(record * (ranks + 1));  // the last record is this rank's to send
     std::int64_t* mine_out = x.records.data() + record * ranks;
-    mine_out[0] = mine;
+    mine_out[0] = sent;
     if (mine > 0 && static_cast<std::size_t>(mine) <= kInlineNotices)
       std::copy(x.outgoing.begin(), x.outgoing.end(), mine_out + 1);
     detail::check_mpi(
@@ -177,7 +204,7 @@ bool Dsm::Engine::exchange_counts(std::int64_t mine, BarrierScratch& x) {
     std::int64_t total = 0;
     bool inline_only = true;
     for (std::size_t r = 0; r < ranks; ++r) {
-      counts[r] = x.records[r * record];
+      counts[r] = take_offer(x.records[r * record], x.refetch_offered);
       total += std::max<std::int64_t>(counts[r], 0);
       inline_only = inline_only && counts[r] <= static_cast<std::int64_t>(kInlineNotices);
     }
@@ -191,19 +218,20 @@ bool Dsm::Engine::exchange_counts(std::int64_t mine, BarrierScratch& x) {
   const std::size_t base = (exchanges_++ % 2) * ranks;
   const auto me = static_cast<std::size_t>(rank_);
   auto slot_offset = [&](std::size_t writer) { return (base + writer) * sizeof(std::int64_t); };
-  if (mine != 0)
+  if (sent != 0)
     for (std::size_t r = 0; r < ranks; ++r)
       if (r != me)
         std::atomic_ref<std::int64_t>(
             barrier_slots_.mapped<std::int64_t>(static_cast<int>(r), slot_offset(me)))
-            .store(mine, std::memory_order_release);
+            .store(sent, std::memory_order_release);
   node_barrier();
   for (std::size_t r = 0; r < ranks; ++r) {
     std::atomic_ref<std::int64_t> slot(barrier_slots_.local<std::int64_t>(slot_offset(r)));
     counts[r] = slot.load(std::memory_order_acquire);
     if (counts[r] != 0) slot.store(0, std::memory_order_relaxed);
+    counts[r] = take_offer(counts[r], x.refetch_offered);
   }
-  counts[me] = mine;
+  counts[me] = take_offer(sent, x.refetch_offered);
   return false;
 }
 

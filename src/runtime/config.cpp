@@ -27,6 +27,7 @@ constexpr const char* kPrefetchPages = "MPIDSM_PREFETCH_PAGES";
 constexpr const char* kMaxCheckingPages = "MPIDSM_MAX_CHECKING_PAGES";
 constexpr const char* kLocks = "MPIDSM_LOCKS";
 constexpr const char* kStats = "MPIDSM_STATS";
+constexpr const char* kBarrierRefetch = "MPIDSM_BARRIER_REFETCH";
 
 constexpr std::array kVariables{
     ConfigVariable{kProgressThread, "auto",
@@ -69,6 +70,10 @@ constexpr std::array kVariables{
     ConfigVariable{kLocks, "16384", "<count>: DSM lock ids available (0 .. count-1)"},
     ConfigVariable{kStats, "0",
                    "0|1: print every rank's DSM statistics as a table when a Dsm is destroyed"},
+    ConfigVariable{kBarrierRefetch, "1",
+                   "0|1: a DSM barrier across nodes fetches again, before any rank leaves it, "
+                   "the remote pages each rank used since the previous barrier and the barrier "
+                   "invalidates (no miss, and no wake-up of their home, after it)"},
 };
 
 [[noreturn]] void bad_value(const char* variable, const std::string& value, const char* allowed) {
@@ -195,6 +200,8 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
     if (config.dsm_locks == 0) bad_value(kLocks, v, "a lock count of at least 1");
   }
   if (const char* v = lookup(kStats)) config.dsm_stats = parse_switch(kStats, v);
+  if (const char* v = lookup(kBarrierRefetch))
+    config.barrier_refetch = parse_switch(kBarrierRefetch, v);
   if (const char* v = lookup(kDirectAccess)) {
     std::string text(v);
     if (text == "auto" || text == "on")
@@ -226,6 +233,7 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
       {kMaxCheckingPages, std::to_string(max_checking_pages)},
       {kLocks, std::to_string(dsm_locks)},
       {kStats, dsm_stats ? "1" : "0"},
+      {kBarrierRefetch, barrier_refetch ? "1" : "0"},
   };
 }
 

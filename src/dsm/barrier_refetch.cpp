@@ -1,0 +1,69 @@
+// Refetch at a barrier (MPIDSM_BARRIER_REFETCH). Across nodes a miss goes to
+// a home that is usually busy elsewhere (computing, or blocked in MPI), so
+// its progress thread must wake for it: on a host without a spare CPU that
+// costs far more than the transfer. A barrier is the one moment every home
+// is inside mpidsm, polling. So the pages a barrier invalidates that this
+// rank used in the ending interval (an iterative code's halo rows) are
+// fetched again before anyone leaves: after the notices (every diff is home
+// by then), before one more collective round that keeps the homes polling
+// until every rank has its pages. The home never stops counting the copy,
+// so a refetch is a get and a flush, one round trip per home.
+//
+// "Used" means fetched in the ending interval (by a miss, its prefetch, or
+// the previous barrier's refetch, then touched: the view's page-table entry
+// tells, touched_since_mapped). A page refetched and then left alone is not
+// refetched again, so a page its home rewrites every interval but this rank
+// read once costs one refetch, not one per barrier.
+#include <sys/mman.h>
+
+#include <algorithm>
+
+#include "engine.hpp"
+
+namespace mpidsm {
+
+bool Dsm::Engine::keep_for_refetch(std::size_t page) {
+  if (!barrier_refetch_ || state_[page] != PageState::cached || pinned(page)) return false;
+  if (mapped_master_[static_cast<std::size_t>(home_of_page(page))]) return false;  // a memcpy away
+  const detail::PageCache::Entry& entry = cache_.entry(page);
+  if (entry.fetched_in != epoch_.load(std::memory_order_relaxed)) return false;
+  if (entry.refetched && !touched_since_mapped(page)) return false;
+  ++stats_.invalidations;
+  protect(page, 1, PROT_NONE);
+  leave_cache(page);
+  refetch_.push_back(page);
+  return true;
+}
+
+void Dsm::Engine::refetch_kept() {
+  auto home_then_page = [&](std::size_t a, std::size_t b) {
+    const int home_a = home_of_page(a), home_b = home_of_page(b);
+    return home_a != home_b ? home_a < home_b : a < b;
+  };
+  std::sort(refetch_.begin(), refetch_.end(), home_then_page);
+  const std::uint64_t next_interval = epoch_.load(std::memory_order_relaxed) + 1;
+  for (std::size_t i = 0; i < refetch_.size();) {
+    const int home = home_of_page(refetch_[i]);
+    std::size_t j = i + 1;
+    while (j < refetch_.size() && home_of_page(refetch_[j]) == home) ++j;
+    try {
+      fetch_batch(&refetch_[i], j - i, home, ViewAfterFetch::watched);
+      for (std::size_t k = i; k < j; ++k) {
+        detail::PageCache::Entry& entry = cache_.entry(refetch_[k]);
+        entry.refetched = true;
+        entry.fetched_in = next_interval;
+      }
+      stats_.barrier_refetches += j - i;
+    } catch (const Error&) {
+      // Only an optimisation: the pages stay invalid, and an access fetches
+      // them as any miss does (and reports the failure if it persists).
+      for (std::size_t k = i; k < j; ++k)
+        if (state_[refetch_[k]] == PageState::invalid && !cache_.contains(refetch_[k]))
+          drop_registration(refetch_[k]);
+    }
+    i = j;
+  }
+  refetch_.clear();
+}
+
+}  // namespace mpidsm
