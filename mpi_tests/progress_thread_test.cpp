@@ -1,7 +1,8 @@
 // Target-side progress where UCX emulates RMA and atomics with active
 // messages (run with UCX_TLS=tcp,self): rank 0 puts, gets and updates atomics
 // on every other rank while those ranks sit in calls that never enter mpidsm,
-// or wait inside mpidsm (which then drives UCX while the thread stays parked).
+// or wait inside mpidsm (which then drives UCX while the thread stays parked),
+// or drive UCX themselves.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -19,10 +20,11 @@ using testing::first_mismatch;
 
 constexpr std::size_t kBytes = 256 << 10;
 
-// Rank 0 drives a put/get/atomic exchange with every other rank; they wait in
-// `idle_wait` meanwhile, then check what arrived.
-template <class IdleWait>
-void exchange_while_targets_idle(IdleWait idle_wait) {
+// Rank 0 drives a put/get/atomic exchange with every other rank, once per
+// `idle_wait`, in one Runtime; they wait in it meanwhile, then check what
+// arrived.
+template <class... IdleWaits>
+void exchange_while_targets_idle(IdleWaits... idle_waits) {
   Runtime rt(MPI_COMM_WORLD);
   Transport& t = rt.transport();
   ASSERT_TRUE(testing::tcp_only()) << "this test is meant for UCX_TLS=tcp,self";
@@ -30,31 +32,45 @@ void exchange_while_targets_idle(IdleWait idle_wait) {
   ASSERT_EQ(rt.size() > 1, rt.progress_thread_running())
       << "auto mode starts the progress thread once a peer's memory is unmappable";
   auto* local = static_cast<std::uint8_t*>(region.local_base());
-  fill_pattern(local, t.rank(), 0, kBytes);
-  *reinterpret_cast<std::uint64_t*>(local + kBytes) = 0;
-  t.barrier();
-
-  if (t.rank() == 0) {
-    std::vector<std::uint8_t> buffer(kBytes);
-    for (int peer = 1; peer < t.size(); ++peer) {
-      t.get(peer, region, 0, buffer.data(), kBytes);
-      EXPECT_EQ(first_mismatch(buffer.data(), peer, 0, kBytes), kBytes) << "get from " << peer;
-      fill_pattern(buffer.data(), 0, peer, kBytes);
-      t.put(peer, region, 0, buffer.data(), kBytes);
-      for (int i = 0; i < 100; ++i)
-        EXPECT_EQ(t.atomic_fetch<std::uint64_t>(AtomicOp::add, peer, region, kBytes, 2),
-                  std::uint64_t(2 * i));
-      EXPECT_EQ(t.atomic_fetch<std::uint64_t>(AtomicOp::compare_swap, peer, region, kBytes, 7, 200),
-                200u);
+  auto exchange = [&](auto idle_wait) {
+    fill_pattern(local, t.rank(), 0, kBytes);
+    *reinterpret_cast<std::uint64_t*>(local + kBytes) = 0;
+    t.barrier();
+    if (t.rank() == 0) {
+      std::vector<std::uint8_t> buffer(kBytes);
+      for (int peer = 1; peer < t.size(); ++peer) {
+        t.get(peer, region, 0, buffer.data(), kBytes);
+        EXPECT_EQ(first_mismatch(buffer.data(), peer, 0, kBytes), kBytes) << "get from " << peer;
+        fill_pattern(buffer.data(), 0, peer, kBytes);
+        t.put(peer, region, 0, buffer.data(), kBytes);
+        for (int i = 0; i < 100; ++i)
+          EXPECT_EQ(t.atomic_fetch<std::uint64_t>(AtomicOp::add, peer, region, kBytes, 2),
+                    std::uint64_t(2 * i));
+        EXPECT_EQ(
+            t.atomic_fetch<std::uint64_t>(AtomicOp::compare_swap, peer, region, kBytes, 7, 200),
+            200u);
+      }
+      for (int peer = 1; peer < t.size(); ++peer)
+        MPI_Send(nullptr, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+    } else {
+      idle_wait(t);
+      EXPECT_EQ(first_mismatch(local, 0, t.rank(), kBytes), kBytes);
+      EXPECT_EQ(*reinterpret_cast<std::uint64_t*>(local + kBytes), 7u);
     }
-    for (int peer = 1; peer < t.size(); ++peer)
-      MPI_Send(nullptr, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
-  } else {
-    idle_wait(t);
-    EXPECT_EQ(first_mismatch(local, 0, t.rank(), kBytes), kBytes);
-    EXPECT_EQ(*reinterpret_cast<std::uint64_t*>(local + kBytes), 7u);
-  }
+    t.barrier();
+  };
+  (exchange(idle_waits), ...);
   t.deregister(region);
+}
+
+// Sleeps until rank 0's message is there, never calling into mpidsm.
+void sleep_until_rank0_is_done(Transport&) {
+  int arrived = 0;
+  while (!arrived) {
+    usleep(20000);
+    MPI_Iprobe(0, 0, MPI_COMM_WORLD, &arrived, MPI_STATUS_IGNORE);
+  }
+  MPI_Recv(nullptr, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
 TEST(ProgressThread, TargetsBlockedInMpiRecv) {
@@ -74,15 +90,29 @@ TEST(ProgressThread, TargetsWaitingInsideMpidsm) {
 }
 
 TEST(ProgressThread, TargetsAsleep) {
-  exchange_while_targets_idle([](Transport&) {
-    // Sleep until rank 0's message is there, never calling into mpidsm.
-    int arrived = 0;
-    while (!arrived) {
-      usleep(20000);
-      MPI_Iprobe(0, 0, MPI_COMM_WORLD, &arrived, MPI_STATUS_IGNORE);
-    }
-    MPI_Recv(nullptr, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  });
+  exchange_while_targets_idle(sleep_until_rank0_is_done);
+}
+
+// A thread driving progress (Transport::Driving, as a DSM barrier does across
+// nodes) keeps the progress thread out, so only its own calls serve rank 0;
+// once the scope ends, the progress thread serves the targets asleep again.
+// The first round, served by the progress thread, makes sure it runs.
+TEST(ProgressThread, TargetsDrivingTheirOwnProgress) {
+  exchange_while_targets_idle(
+      sleep_until_rank0_is_done,
+      [](Transport& t) {
+        Transport::Driving driving(t);
+        EXPECT_TRUE(t.others_progressing()) << "the progress thread would enter the worker";
+        for (int arrived = 0; !arrived;) {
+          t.progress();
+          MPI_Iprobe(0, 0, MPI_COMM_WORLD, &arrived, MPI_STATUS_IGNORE);
+        }
+        MPI_Recv(nullptr, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      },
+      [](Transport& t) {
+        EXPECT_FALSE(t.others_progressing());
+        sleep_until_rank0_is_done(t);
+      });
 }
 
 }  // namespace

@@ -82,6 +82,7 @@ struct TransportOptions {
 };
 
 namespace detail {
+class ProgressHandoff;
 
 /// What this rank knows of one peer's part of a registered region.
 struct RemoteKey {
@@ -318,6 +319,25 @@ class Transport {
   /// Set by the runtime: called (once) when a region is registered that some
   /// peer cannot map, i.e. when remote operations may need this rank's progress.
   void on_target_progress_needed(std::function<void()> hook);
+  /// While alive, the calling thread drives UCX for this rank: the progress
+  /// thread neither enters the worker nor wakes for its events, even between
+  /// the thread's calls. For a phase that alternates short local work with
+  /// waits on peers that are themselves waiting (a DSM barrier): a woken
+  /// progress thread would only take the worker and a CPU from this thread
+  /// then. The thread must call into the transport again soon, and must not
+  /// block outside it (in a blocking MPI call) while the scope lives.
+  class Driving {
+   public:
+    /// Starts driving `transport`'s progress from this thread.
+    explicit Driving(Transport& transport) noexcept;
+    /// Hands progress back to the progress thread.
+    ~Driving();
+    Driving(const Driving&) = delete;
+    Driving& operator=(const Driving&) = delete;
+
+   private:
+    detail::ProgressHandoff* handoff_;  // nullptr: no progress thread runs
+  };
 
   /// Blocks in MPI_Ibarrier on comm while driving UCX progress, so peers that
   /// wait on this rank's progress are never starved by a blocking collective.

@@ -72,6 +72,11 @@ void Dsm::Engine::barrier() {
   const std::int64_t mine = failure      ? kFailed
                             : holds_lock ? kHoldsLock
                                          : static_cast<std::int64_t>(x.outgoing.size());
+  // Across nodes, from the count exchange to the end, this thread's own
+  // polls serve the peers (the progress thread would only compete with it).
+  // Not on one node: node_barrier() spins on shared words, without UCX.
+  std::optional<Transport::Driving> driving;
+  if (!barrier_slots_.direct()) driving.emplace(transport_);
   const bool delivered = exchange_counts(mine, offer_refetch, x);
   std::int64_t total = 0;
   int holder = -1;
@@ -82,6 +87,7 @@ void Dsm::Engine::barrier() {
     total += std::max<std::int64_t>(x.counts[r], 0);
   }
   if (any_failed || holder >= 0) {
+    driving.reset();  // what follows may block in MPI
     {
       // Nobody's notices are lost: they wait for the next barrier, and the
       // lock notices for the next unlock.

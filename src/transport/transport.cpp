@@ -248,6 +248,19 @@ bool Transport::others_progressing() const {
   return impl_->handoff.others_inside();
 }
 
+// Counted inside as any call is, and muted at once rather than after a wait's
+// idle polls: the gaps between this thread's calls are the point.
+Transport::Driving::Driving(Transport& transport) noexcept
+    : handoff_(transport.impl_->handoff.helper_running() ? &transport.impl_->handoff : nullptr) {
+  if (!handoff_) return;
+  handoff_->enter();
+  handoff_->mute();
+}
+
+Transport::Driving::~Driving() {
+  if (handoff_) handoff_->leave();
+}
+
 bool Transport::progress_as_helper() {
   detail::ProgressHandoff& handoff = impl_->handoff;
   if (!handoff.helper_enter()) return false;
