@@ -14,10 +14,10 @@
 
 namespace mpidsm {
 
-void Dsm::Engine::record_notice(std::size_t page) {
+void Dsm::Engine::record_notice(std::size_t page, bool possibly_written) {
   if (!(listed_[page] & kInNotices)) {
     listed_[page] |= kInNotices;
-    notices_.push_back(static_cast<std::int64_t>(page));
+    notices_.push_back(static_cast<std::int64_t>(page) | (possibly_written ? kPossiblyWritten : 0));
   }
   if (!(listed_[page] & kInLockNotices)) {
     listed_[page] |= kInLockNotices;
@@ -91,8 +91,10 @@ void Dsm::Engine::release() {
     return state_[page] == PageState::dirty || state_[page] == PageState::home_dirty;
   };
   for (std::size_t page : dirty_)
-    if (state_[page] == PageState::home_dirty && !pinned(page) && sharing_.sharers(page) == 0)
+    if (state_[page] == PageState::home_dirty && !pinned(page) && sharing_.sharers(page) == 0) {
       state_[page] = PageState::home_exclusive;  // already writable; nobody to tell
+      listed_[page] &= static_cast<std::uint8_t>(~kUnwatched);
+    }
   std::size_t kept = 0, i = 0;
   try {
     while (i < dirty_.size()) {
@@ -106,7 +108,7 @@ void Dsm::Engine::release() {
         if (state_[page] == PageState::dirty)
           release_pinned(page);
         else
-          record_notice(page);
+          record_notice(page, listed_[page] & kUnwatched);
         dirty_[kept++] = page;
         ++i;
         continue;
@@ -123,7 +125,8 @@ void Dsm::Engine::release() {
         listed_[p] &= static_cast<std::uint8_t>(~kInDirty);
         if (state_[p] == PageState::home_dirty) {
           state_[p] = PageState::home_clean;
-          record_notice(p);
+          record_notice(p, listed_[p] & kUnwatched);
+          listed_[p] &= static_cast<std::uint8_t>(~kUnwatched);
         } else {
           write_diff(p, true);
         }
@@ -157,6 +160,7 @@ void Dsm::Engine::take_new_copies() {
 
 void Dsm::Engine::share_home_page(std::size_t page) {
   set_dirty(page, PageState::home_dirty);  // writable already; release() does the rest
+  listed_[page] |= kUnwatched;
 }
 
 void Dsm::Engine::flush_written_homes() {

@@ -179,7 +179,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   bool keep_for_refetch(std::size_t page);
   // Fetches refetch_ again, per home, and empties it.
   void refetch_kept();
-  void record_notice(std::size_t page);
+  void record_notice(std::size_t page, bool possibly_written = false);
   void fetch_home_copy(std::size_t page, std::byte* into);
   void settle_prefetch(std::size_t page, bool written = false);
   bool touched_since_mapped(std::size_t page);
@@ -217,7 +217,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   static void lay_out_incoming(BarrierScratch& x, std::int64_t total);
   void node_barrier();
   void forget_notices(std::vector<std::int64_t>& notices);
-  void record_notice_of_barrier(std::size_t page);
+  void record_notice_of_barrier(std::int64_t notice);
   void forget_lock_notices(std::size_t count);
 
   Runtime& runtime_;
@@ -256,6 +256,16 @@ class Dsm::Engine final : public detail::FaultTarget {
   // Per page: which of the lists below hold it.
   detail::LazyArray<std::uint8_t> listed_;
   static constexpr std::uint8_t kInDirty = 1, kInNotices = 2, kInLockNotices = 4;
+  // A home page made trackable because another rank copied it: it was
+  // writable without faults, so its next notice says "possibly written".
+  static constexpr std::uint8_t kUnwatched = 8;
+  // Marks a barrier notice whose home cannot tell whether the page changed
+  // (kUnwatched): readers drop their copy but do not refetch it (the home
+  // rewrote it, or only gained a sharer: the copy log cannot say which).
+  static constexpr std::int64_t kPossiblyWritten = std::int64_t{1} << 62;
+  static std::size_t notice_page(std::int64_t notice) {
+    return static_cast<std::size_t>(notice & ~kPossiblyWritten);
+  }
   struct Allocation {
     std::size_t first;  // page
     std::size_t pages;

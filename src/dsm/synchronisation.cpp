@@ -92,7 +92,7 @@ void Dsm::Engine::barrier() {
       // Nobody's notices are lost: they wait for the next barrier, and the
       // lock notices for the next unlock.
       detail::EngineLock guard(mutex_);
-      for (std::int64_t page : x.outgoing) record_notice_of_barrier(static_cast<std::size_t>(page));
+      for (std::int64_t notice : x.outgoing) record_notice_of_barrier(notice);
     }
     if (any_failed) detail::throw_if_any_failed(runtime_.comm(), rank_, failure, "Dsm::barrier");
     throw Error(Errc::invalid_state, rank_,
@@ -121,8 +121,9 @@ void Dsm::Engine::barrier() {
       if (writer == static_cast<std::size_t>(rank_)) continue;
       const auto first = x.incoming.begin() + x.offsets[writer];
       for (auto it = first; it != first + x.sizes[writer]; ++it) {
-        const auto page = static_cast<std::size_t>(*it);
-        if (!(refetch_round && keep_for_refetch(page))) invalidate(page);
+        const std::size_t page = notice_page(*it);
+        const bool refetch = refetch_round && !(*it & kPossiblyWritten);
+        if (!(refetch && keep_for_refetch(page))) invalidate(page);
       }
     }
     if (!refetch_.empty()) refetch_kept();
@@ -144,16 +145,17 @@ void Dsm::Engine::barrier() {
 
 // Pages leaving notices_ for a barrier's exchange may be noticed again.
 void Dsm::Engine::forget_notices(std::vector<std::int64_t>& notices) {
-  for (std::int64_t page : notices)
-    listed_[static_cast<std::size_t>(page)] &= static_cast<std::uint8_t>(~kInNotices);
+  for (std::int64_t notice : notices)
+    listed_[notice_page(notice)] &= static_cast<std::uint8_t>(~kInNotices);
 }
 
 // A notice that a failed barrier did not deliver goes back to notices_
 // (unless the page was noticed again meanwhile).
-void Dsm::Engine::record_notice_of_barrier(std::size_t page) {
+void Dsm::Engine::record_notice_of_barrier(std::int64_t notice) {
+  const std::size_t page = notice_page(notice);
   if (listed_[page] & kInNotices) return;
   listed_[page] |= kInNotices;
-  notices_.push_back(static_cast<std::int64_t>(page));
+  notices_.push_back(notice);
 }
 
 // The first `count` lock notices have been delivered (by a barrier, or to a

@@ -72,11 +72,12 @@ void Dsm::Engine::coalesce(std::size_t keep_first, std::size_t keep_count) {
           break;
         case PageState::home_exclusive:
           // Written without notices so far: a copy made meanwhile needs one.
-          if (sharing_.sharers(page) != 0) record_notice(page);
+          if (sharing_.sharers(page) != 0) record_notice(page, true);
           state_[page] = PageState::home_parked;
           break;
         case PageState::home_dirty:
-          record_notice(page);
+          record_notice(page, listed_[page] & kUnwatched);
+          listed_[page] &= static_cast<std::uint8_t>(~kUnwatched);
           [[fallthrough]];
         default:
           state_[page] = PageState::home_parked;
