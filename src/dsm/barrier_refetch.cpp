@@ -41,27 +41,28 @@ void Dsm::Engine::refetch_kept() {
     return home_a != home_b ? home_a < home_b : a < b;
   };
   std::sort(refetch_.begin(), refetch_.end(), home_then_page);
-  const std::uint64_t next_interval = epoch_.load(std::memory_order_relaxed) + 1;
+  refetch_batches_.clear();
   for (std::size_t i = 0; i < refetch_.size();) {
     const int home = home_of_page(refetch_[i]);
     std::size_t j = i + 1;
     while (j < refetch_.size() && home_of_page(refetch_[j]) == home) ++j;
-    try {
-      fetch_batch(&refetch_[i], j - i, home, ViewAfterFetch::watched);
-      for (std::size_t k = i; k < j; ++k) {
-        detail::PageCache::Entry& entry = cache_.entry(refetch_[k]);
-        entry.refetched = true;
-        entry.fetched_in = next_interval;
-      }
-      stats_.barrier_refetches += j - i;
-    } catch (const Error&) {
-      // Only an optimisation: the pages stay invalid, and an access fetches
-      // them as any miss does (and reports the failure if it persists).
-      for (std::size_t k = i; k < j; ++k)
-        if (state_[refetch_[k]] == PageState::invalid && !cache_.contains(refetch_[k]))
-          drop_registration(refetch_[k]);
-    }
+    refetch_batches_.push_back({&refetch_[i], j - i, home});
     i = j;
+  }
+  try {
+    fetch_batches(refetch_batches_.data(), refetch_batches_.size(), ViewAfterFetch::watched);
+    const std::uint64_t next_interval = epoch_.load(std::memory_order_relaxed) + 1;
+    for (std::size_t page : refetch_) {
+      detail::PageCache::Entry& entry = cache_.entry(page);
+      entry.refetched = true;
+      entry.fetched_in = next_interval;
+    }
+    stats_.barrier_refetches += refetch_.size();
+  } catch (const Error&) {
+    // Only an optimisation: the pages stay invalid, and an access fetches
+    // them as any miss does (and reports the failure if it persists).
+    for (std::size_t page : refetch_)
+      if (state_[page] == PageState::invalid && !cache_.contains(page)) drop_registration(page);
   }
   refetch_.clear();
 }

@@ -70,6 +70,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   barrier_scratch_.outgoing.reserve(pages_);
   acquired_notices_.reserve(detail::LockRecordLayout::ring_entries);
   refetch_.reserve(cache_.capacity());
+  refetch_batches_.reserve(static_cast<std::size_t>(runtime.size()));
   for (int peer = 0; peer < runtime.size(); ++peer)
     mapped_master_.push_back(region_.peer_master(peer));
   pagemap_fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);

@@ -136,6 +136,12 @@ class Dsm::Engine final : public detail::FaultTarget {
   };
   void fetch_batch(const std::size_t* pages, std::size_t count, int home,
                    ViewAfterFetch after = ViewAfterFetch::readable);
+  struct HomeBatch {
+    const std::size_t* pages;  // increasing
+    std::size_t count;
+    int home;
+  };
+  void fetch_batches(const HomeBatch* batches, std::size_t count, ViewAfterFetch after);
   std::size_t cache_room() const;
   // Pages one fetch takes at most: the miss and its prefetch, within the cache.
   std::size_t fetch_batch_capacity() const {
@@ -177,7 +183,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   // the ending interval, through UCX, leaves the cache for refetch_ while its
   // home keeps counting the copy; false (nothing done) for any other page.
   bool keep_for_refetch(std::size_t page);
-  // Fetches refetch_ again, per home, and empties it.
+  // Fetches refetch_ again, every home at once, and empties it.
   void refetch_kept();
   void record_notice(std::size_t page, bool possibly_written = false);
   void fetch_home_copy(std::size_t page, std::byte* into);
@@ -288,6 +294,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::uint64_t> acquired_notices_;  // scratch for lock()
   std::vector<std::size_t> batch_;               // scratch for fetches
   std::vector<std::size_t> refetch_;             // pages a barrier fetches again
+  std::vector<HomeBatch> refetch_batches_;       // refetch_ per home
   bool fetched_through_ucx_ = false;             // in this interval: offer a refetch round
   std::size_t stream_next_ = 0;                  // the read miss that continues a stream
   std::size_t write_stream_next_ = 0;            // the write miss that continues one

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 
 #include "engine.hpp"
 #include "prefetch.hpp"
@@ -235,63 +236,93 @@ std::size_t Dsm::Engine::fetch(std::size_t page, int home, bool for_write) {
   return count;
 }
 
-// Gets the pages (increasing, all invalid, all homed at `home`) into the
-// master view, which UCX may write without faulting: one get per contiguous
-// run and one flush for the batch. Then the application's view becomes
-// readable (unless `after` leaves that to the caller). On an error the pages
-// leave the cache again, still invalid.
 void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int home,
                               ViewAfterFetch after) {
-  make_room(count);
-  for (std::size_t i = 0; i < count; ++i) cache_.insert(pages[i]);
-  auto for_each_run = [&](auto&& f) {
-    for (std::size_t i = 0; i < count;) {
-      std::size_t j = i + 1;
-      while (j < count && pages[j] == pages[j - 1] + 1) ++j;
-      f(pages[i], j - i);
-      i = j;
-    }
+  const HomeBatch batch{pages, count, home};
+  fetch_batches(&batch, 1, after);
+}
+
+namespace {
+
+// Calls f(first page, length) for each run of consecutive pages.
+template <class F>
+void for_each_run(const std::size_t* pages, std::size_t count, F&& f) {
+  for (std::size_t i = 0; i < count;) {
+    std::size_t j = i + 1;
+    while (j < count && pages[j] == pages[j - 1] + 1) ++j;
+    f(pages[i], j - i);
+    i = j;
+  }
+}
+
+}  // namespace
+
+// Gets each batch's pages (increasing, all invalid, all homed at the batch's
+// home) into the master view, which UCX may write without faulting: one get
+// per contiguous run, every batch's gets in flight together, then one flush
+// per home. Then the application's view becomes readable (unless `after`
+// leaves that to the caller). On an error the pages leave the cache again,
+// still invalid.
+void Dsm::Engine::fetch_batches(const HomeBatch* batches, std::size_t count, ViewAfterFetch after) {
+  const std::span<const HomeBatch> all(batches, count);
+  std::size_t pages = 0;
+  for (const HomeBatch& b : all) pages += b.count;
+  make_room(pages);
+  for (const HomeBatch& b : all)
+    for (std::size_t i = 0; i < b.count; ++i) cache_.insert(b.pages[i]);
+  auto direct = [&](const HomeBatch& b) {
+    return mapped_master_[static_cast<std::size_t>(b.home)];
   };
   try {
-    // The home counts these copies before they are read: through UCX a fence
-    // orders the get after the updates, and the get's flush completes both.
-    const bool updates_in_flight = sharing_.add_copies(home, pages, count);
-    if (std::byte* direct = mapped_master_[static_cast<std::size_t>(home)]) {
-      if (updates_in_flight) transport_.flush(home);
-      for_each_run([&](std::size_t first, std::size_t length) {
-        std::memcpy(master(first), direct + first * page_size_, length * page_size_);
-      });
-    } else {
-      for_each_run([&](std::size_t first, std::size_t length) {
-        transport_.get_nbi(home, master_, first * page_size_, master(first), length * page_size_);
-      });
-      transport_.flush(home);
+    for (const HomeBatch& b : all) {
+      // The home counts these copies before they are read: through UCX a
+      // fence orders the get after the updates, and the get's flush
+      // completes both.
+      const bool updates_in_flight = sharing_.add_copies(b.home, b.pages, b.count);
+      if (std::byte* mapped = direct(b)) {
+        if (updates_in_flight) transport_.flush(b.home);
+        for_each_run(b.pages, b.count, [&](std::size_t first, std::size_t length) {
+          std::memcpy(master(first), mapped + first * page_size_, length * page_size_);
+        });
+      } else {
+        for_each_run(b.pages, b.count, [&](std::size_t first, std::size_t length) {
+          transport_.get_nbi(b.home, master_, first * page_size_, master(first),
+                             length * page_size_);
+        });
+      }
     }
-    if (after != ViewAfterFetch::left)
-      for_each_run([&](std::size_t first, std::size_t length) {
+    for (const HomeBatch& b : all)
+      if (!direct(b)) transport_.flush(b.home);
+    for (const HomeBatch& b : all) {
+      if (after == ViewAfterFetch::left) break;
+      for_each_run(b.pages, b.count, [&](std::size_t first, std::size_t length) {
         // Watched pages lose the view's page-table entries, so the kernel
         // shows which of them get touched (touched_since_mapped; the cost is
         // a minor fault per used page, about 1 us here). Prefetched pages
         // are watched only with statistics on.
-        if (after == ViewAfterFetch::watched || (count > 1 && track_prefetch_use_))
+        if (after == ViewAfterFetch::watched || (b.count > 1 && track_prefetch_use_))
           madvise(view(first), length * page_size_, MADV_DONTNEED);
         protect(first, length, PROT_READ);
       });
+    }
   } catch (...) {
-    for (std::size_t i = 0; i < count; ++i)
-      if (cache_.contains(pages[i])) {
-        if (protection_.at(pages[i]) != PROT_NONE) protect(pages[i], 1, PROT_NONE);
-        forget_copy(pages[i]);
-      }
+    for (const HomeBatch& b : all)
+      for (std::size_t i = 0; i < b.count; ++i)
+        if (cache_.contains(b.pages[i])) {
+          if (protection_.at(b.pages[i]) != PROT_NONE) protect(b.pages[i], 1, PROT_NONE);
+          forget_copy(b.pages[i]);
+        }
     throw;
   }
   const std::uint64_t interval = epoch_.load(std::memory_order_relaxed);
-  for (std::size_t i = 0; i < count; ++i) {
-    state_[pages[i]] = PageState::cached;
-    cache_.entry(pages[i]).fetched_in = interval;
+  for (const HomeBatch& b : all) {
+    for (std::size_t i = 0; i < b.count; ++i) {
+      state_[b.pages[i]] = PageState::cached;
+      cache_.entry(b.pages[i]).fetched_in = interval;
+    }
+    stats_.pages_fetched += b.count;
+    if (!direct(b)) fetched_through_ucx_ = true;
   }
-  stats_.pages_fetched += count;
-  if (!mapped_master_[static_cast<std::size_t>(home)]) fetched_through_ucx_ = true;
 }
 
 // Cache slots a fetch may use: all but those pinned pages hold.
