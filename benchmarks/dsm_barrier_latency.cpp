@@ -9,10 +9,15 @@
 //                 all, so the changes are scattered runs of 1-3 bytes
 //   bytes_256     each rank changed every byte of those 256 pages (one run
 //                 per page: the cost floats_256 should approach)
+//   halo_page     each rank rewrites a word of a page it homes, the barrier,
+//                 then it reads the next rank's such page (an iterative code's
+//                 boundary row; the barrier refetches it, MPIDSM_BARRIER_REFETCH);
+//                 MPI column: the page exchanged with MPI_Sendrecv instead
 //   mpirun -np N dsm_barrier_latency [-i n] [-x n] [-f] [--csv]
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "harness.hpp"
 #include "mpidsm/dsm.hpp"
@@ -85,6 +90,30 @@ int main(int argc, char** argv) {
     });
     barrier_after("bytes_256", 200,
                   [&](int i) { std::memset(next_slab, 1 + i % 255, rewritten * page); });
+
+    // The last page of each slab, which the rows above leave alone.
+    auto* own_page = reinterpret_cast<std::uint64_t*>(data + page * (per_rank * me + per_rank - 1));
+    auto* next_page = reinterpret_cast<volatile std::uint64_t*>(next_slab + page * (per_rank - 1));
+    std::vector<std::uint64_t> send(page / sizeof(std::uint64_t)), receive(send.size());
+    Row halo;
+    halo.label = "halo_page";
+    halo.mpidsm = [&](std::size_t, int n) {
+      return per_iteration(n, [&](int i) {
+        own_page[i % 8] = static_cast<std::uint64_t>(i);
+        dsm.barrier();
+        sink += next_page[i % 8];
+      });
+    };
+    halo.mpi = [&](std::size_t, int n) {
+      const int next = (me + 1) % ranks, previous = (me + ranks - 1) % ranks;
+      return per_iteration(n, [&](int i) {
+        send[static_cast<std::size_t>(i % 8)] = static_cast<std::uint64_t>(i);
+        MPI_Sendrecv(send.data(), static_cast<int>(page), MPI_BYTE, previous, 0, receive.data(),
+                     static_cast<int>(page), MPI_BYTE, next, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        sink += receive[static_cast<std::size_t>(i % 8)];
+      });
+    };
+    h.run(halo);
     if (sink == 12345) std::puts("");
     dsm.free(data);
   }
