@@ -71,6 +71,8 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   acquired_notices_.reserve(detail::LockRecordLayout::ring_entries);
   refetch_.reserve(cache_.capacity());
   refetch_batches_.reserve(static_cast<std::size_t>(runtime.size()));
+  // A run per page at most: a fault's batch, or a barrier's refetch.
+  gets_.reserve(cache_.capacity());
   for (int peer = 0; peer < runtime.size(); ++peer)
     mapped_master_.push_back(region_.peer_master(peer));
   pagemap_fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
