@@ -140,9 +140,8 @@ class Dsm::Engine final : public detail::FaultTarget {
     const std::size_t* pages;  // increasing
     std::size_t count;
     int home;
-    bool updates_in_flight = false;  // set by fetch_batches: the home counts new copies
   };
-  void fetch_batches(HomeBatch* batches, std::size_t count, ViewAfterFetch after);
+  void fetch_batches(const HomeBatch* batches, std::size_t count, ViewAfterFetch after);
   std::size_t cache_room() const;
   // Pages one fetch takes at most: the miss and its prefetch, within the cache.
   std::size_t fetch_batch_capacity() const {
@@ -296,7 +295,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::size_t> batch_;               // scratch for fetches
   std::vector<std::size_t> refetch_;             // pages a barrier fetches again
   std::vector<HomeBatch> refetch_batches_;       // refetch_ per home
-  std::vector<Request> gets_;                    // a fetch's gets, when no flush completes them
+  std::vector<Request> gets_;                    // a fetch's gets in flight
   bool fetched_through_ucx_ = false;             // in this interval: offer a refetch round
   std::size_t stream_next_ = 0;                  // the read miss that continues a stream
   std::size_t write_stream_next_ = 0;            // the write miss that continues one

@@ -238,7 +238,7 @@ std::size_t Dsm::Engine::fetch(std::size_t page, int home, bool for_write) {
 
 void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int home,
                               ViewAfterFetch after) {
-  HomeBatch batch{pages, count, home};
+  const HomeBatch batch{pages, count, home};
   fetch_batches(&batch, 1, after);
 }
 
@@ -259,15 +259,15 @@ void for_each_run(const std::size_t* pages, std::size_t count, F&& f) {
 
 // Gets each batch's pages (increasing, all invalid, all homed at the batch's
 // home) into the master view, which UCX may write without faulting: one get
-// per contiguous run, every batch's gets in flight together. A batch whose
-// home had to count new copies is completed by one flush of the home (which
-// completes those updates too); any other by its gets' own completions,
-// since over tcp a flush after a get costs another round trip (a refetch at
-// a barrier took 44 us with the flush, 28 without). Then the application's
-// view becomes readable (unless `after` leaves that to the caller). On an
-// error the pages leave the cache again, still invalid.
-void Dsm::Engine::fetch_batches(HomeBatch* batches, std::size_t count, ViewAfterFetch after) {
-  const std::span<HomeBatch> all(batches, count);
+// per contiguous run, every batch's gets in flight together, each awaited
+// by its own request: over tcp a flush after a get costs another round trip
+// (a refetch at a barrier took 44 us with the flush, 28 without). The
+// updates that count the copies at the home need no flush either: they are
+// fenced before the gets, so a completed get means they were performed.
+// Then the application's view becomes readable (unless `after` leaves that
+// to the caller). On an error the pages leave the cache again, still invalid.
+void Dsm::Engine::fetch_batches(const HomeBatch* batches, std::size_t count, ViewAfterFetch after) {
+  const std::span<const HomeBatch> all(batches, count);
   std::size_t pages = 0;
   for (const HomeBatch& b : all) pages += b.count;
   make_room(pages);
@@ -277,28 +277,22 @@ void Dsm::Engine::fetch_batches(HomeBatch* batches, std::size_t count, ViewAfter
     return mapped_master_[static_cast<std::size_t>(b.home)];
   };
   try {
-    for (HomeBatch& b : all) {
+    for (const HomeBatch& b : all) {
       // The home counts these copies before they are read: through UCX a
-      // fence orders the get after the updates, and the get's flush
-      // completes both.
-      b.updates_in_flight = sharing_.add_copies(b.home, b.pages, b.count);
+      // fence orders the gets after the updates.
+      const bool updates_in_flight = sharing_.add_copies(b.home, b.pages, b.count);
       if (std::byte* mapped = direct(b)) {
-        if (b.updates_in_flight) transport_.flush(b.home);
+        if (updates_in_flight) transport_.flush(b.home);
         for_each_run(b.pages, b.count, [&](std::size_t first, std::size_t length) {
           std::memcpy(master(first), mapped + first * page_size_, length * page_size_);
         });
       } else {
         for_each_run(b.pages, b.count, [&](std::size_t first, std::size_t length) {
-          const std::size_t offset = first * page_size_, bytes = length * page_size_;
-          if (b.updates_in_flight)
-            transport_.get_nbi(b.home, master_, offset, master(first), bytes);
-          else
-            gets_.push_back(transport_.get_nb(b.home, master_, offset, master(first), bytes));
+          gets_.push_back(transport_.get_nb(b.home, master_, first * page_size_, master(first),
+                                            length * page_size_));
         });
       }
     }
-    for (const HomeBatch& b : all)
-      if (!direct(b) && b.updates_in_flight) transport_.flush(b.home);
     for (Request& get : gets_) get.wait();
     gets_.clear();
     for (const HomeBatch& b : all) {

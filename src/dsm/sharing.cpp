@@ -41,8 +41,8 @@ bool SharingRecord::add_copies(int home, const std::size_t* pages, std::size_t c
 // The counts go first (a fetched count would cost a round trip per page, so
 // every copy is logged, not only first ones); a fence makes them land before
 // the one round trip that reserves the log slots; the entries follow, and a
-// second fence makes them land before the caller's get of the pages, which
-// one flush completes with them: two round trips per miss, not three.
+// second fence makes them land before the caller's get of the pages, whose
+// completion shows theirs: two round trips per miss, not three.
 bool SharingRecord::append_through_ucx(int home, const std::size_t* pages, std::size_t count) {
   std::size_t staged = 0;
   for (std::size_t i = 0; i < count; ++i)

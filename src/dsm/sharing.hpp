@@ -43,8 +43,9 @@ class SharingRecord {
   // Fetcher side, before reading `pages` (count of them, increasing) from
   // `home`: this rank now holds copies of them. Through UCX, returns true:
   // the updates reach the home before any operation issued to it after the
-  // return (a fence), so a get of the pages may follow at once, and complete
-  // at the next flush of `home`. Mapped here, they are done on return (false).
+  // return (a fence), so a get of the pages may follow at once: once it has
+  // completed, so have they (and their source buffers are free again).
+  // Mapped here, they are done on return (false).
   bool add_copies(int home, const std::size_t* pages, std::size_t count);
   // Fetcher side: this rank dropped its copy of `page`. Through UCX the
   // update completes at the next flush of `home`; returns whether one is due.
