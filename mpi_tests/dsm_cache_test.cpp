@@ -259,6 +259,47 @@ TEST_F(DsmTest, BarriersFetchAgainThePagesUsedSinceThePreviousOne) {
   }
 }
 
+// The order of an iterative code whose home rewrites a boundary row early in
+// each interval and whose neighbour reads it late (SOR's lower halo): the
+// first notice after the copy cannot say whether the home wrote, so it
+// refetches nothing, but the reader's count stays, so the home's next write
+// is tracked and the barrier after it refetches the page.
+TEST_F(DsmTest, APageItsHomeRewritesBeforeTheReaderReadsIsRefetchedFromTheSecondBarrier) {
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs a home and a reader";
+  constexpr int kHome = 0;
+  const bool through_ucx =
+      !(runtime_->config().direct_access && !testing::tcp_only() && testing::same_node(kHome));
+  DsmSettings settings = DsmSettings::from(runtime_->config());
+  settings.size = std::size_t{1} << 20;
+  settings.prefetch_pages = 0;
+  Dsm d(*runtime_, settings);
+  int* page = d.allocate<int>(d.page_size() / sizeof(int), Placement::on(kHome));
+  const bool reader = me != kHome;
+  const std::uint64_t expected = reader && through_ucx ? 1 : 0;
+  const std::string where = "rank " + std::to_string(me);
+  std::vector<std::uint64_t> refetched;
+  for (int i = 1; i <= 4; ++i) {
+    // Red-black order: the home writes one word, the readers read the word
+    // it wrote in the interval before (race-free, as SOR's colours are).
+    const auto written = static_cast<std::size_t>(i % 2), read = 1 - written;
+    if (me == kHome) page[written] = i;  // the home writes first...
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (reader) {
+      EXPECT_EQ(page[read], i - 1) << where << ", interval " << i;  // ...the readers read after
+    }
+    // The readers' copies are logged at the home before its release.
+    MPI_Barrier(MPI_COMM_WORLD);
+    const std::uint64_t before = d.stats().barrier_refetches;
+    d.barrier();
+    refetched.push_back(d.stats().barrier_refetches - before);
+  }
+  // Interval 1's page was new to the home's tracking (its notice can only
+  // say "possibly written"); from then on every barrier refetches it.
+  EXPECT_EQ(refetched, (std::vector<std::uint64_t>{0, expected, expected, expected})) << where;
+  d.free(page);
+}
+
 TEST_F(DsmTest, StatisticsCountTheProtocolAndPrintAsATable) {
   Dsm& d = *dsm_;
   const int me = runtime_->rank(), n = runtime_->size();

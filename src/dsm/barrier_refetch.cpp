@@ -13,7 +13,9 @@
 // the previous barrier's refetch, then touched: the view's page-table entry
 // tells, touched_since_mapped). A page refetched and then left alone is not
 // refetched again, so a page its home rewrites every interval but this rank
-// read once costs one refetch, not one per barrier.
+// read once costs one refetch, not one per barrier. A notice the home sent
+// only because it cannot tell (kPossiblyWritten) drops the copy without a
+// refetch, but keeps the count until the next barrier (keep_counted).
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -22,17 +24,46 @@
 
 namespace mpidsm {
 
-bool Dsm::Engine::keep_for_refetch(std::size_t page) {
+bool Dsm::Engine::used_through_ucx(std::size_t page) {
   if (!barrier_refetch_ || state_[page] != PageState::cached || pinned(page)) return false;
   if (mapped_master_[static_cast<std::size_t>(home_of_page(page))]) return false;  // a memcpy away
   const detail::PageCache::Entry& entry = cache_.entry(page);
   if (entry.fetched_in != epoch_.load(std::memory_order_relaxed)) return false;
-  if (entry.refetched && !touched_since_mapped(page)) return false;
+  return !entry.refetched || touched_since_mapped(page);
+}
+
+void Dsm::Engine::drop_keeping_count(std::size_t page) {
   ++stats_.invalidations;
   protect(page, 1, PROT_NONE);
   leave_cache(page);
+}
+
+bool Dsm::Engine::keep_for_refetch(std::size_t page) {
+  if (!used_through_ucx(page)) return false;
+  drop_keeping_count(page);
   refetch_.push_back(page);
   return true;
+}
+
+// The home cannot tell whether it wrote the page (it was writable without
+// faults when this rank copied it), so the copy goes without a refetch. Had
+// the count gone with it, the home would write the page without faults
+// again, and every later notice for it would be such a notice: an
+// iterative code's halo row would never be refetched. With the count kept,
+// the home tracks its writes from now on.
+bool Dsm::Engine::keep_counted(std::size_t page) {
+  if (!used_through_ucx(page)) return false;
+  drop_keeping_count(page);
+  counted_uncached_.push_back(page);
+  return true;
+}
+
+// The counts keep_counted kept for pages not fetched again since go: a page
+// nobody reads any more must not cost its home a fault per write forever.
+void Dsm::Engine::drop_stale_counts() {
+  for (std::size_t page : counted_uncached_)
+    if (state_[page] == PageState::invalid && !cache_.contains(page)) drop_registration(page);
+  counted_uncached_.clear();
 }
 
 void Dsm::Engine::refetch_kept() {

@@ -70,6 +70,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   barrier_scratch_.outgoing.reserve(pages_);
   acquired_notices_.reserve(detail::LockRecordLayout::ring_entries);
   refetch_.reserve(cache_.capacity());
+  counted_uncached_.reserve(cache_.capacity());
   refetch_batches_.reserve(static_cast<std::size_t>(runtime.size()));
   // A run per page at most: a fault's batch, or a barrier's refetch.
   gets_.reserve(cache_.capacity());
@@ -300,6 +301,8 @@ void Dsm::Engine::forget_allocation(std::size_t first, std::size_t pages) {
       if (cache_.entry(page).twin != detail::PageCache::none)
         free_twins_.push_back(cache_.entry(page).twin);
       forget_copy(page);  // the home's count drops too: counts are never reset
+    } else {
+      drop_registration(page);  // a count a barrier kept (keep_counted), if any
     }
     if (!give_back && (is_home(state_[page]) || sharing_.fetched_here(page)))
       std::memset(master(page), 0, page_size_);

@@ -183,6 +183,15 @@ class Dsm::Engine final : public detail::FaultTarget {
   // the ending interval, through UCX, leaves the cache for refetch_ while its
   // home keeps counting the copy; false (nothing done) for any other page.
   bool keep_for_refetch(std::size_t page);
+  // For a possibly-written notice: such a page leaves the cache without a
+  // refetch, its home still counting the copy until the next barrier.
+  bool keep_counted(std::size_t page);
+  // At a barrier's start: the counts keep_counted kept, for pages not
+  // fetched again, go.
+  void drop_stale_counts();
+  // Cached, not pinned, homed beyond this node, used in the ending interval.
+  bool used_through_ucx(std::size_t page);
+  void drop_keeping_count(std::size_t page);
   // Fetches refetch_ again, every home at once, and empties it.
   void refetch_kept();
   void record_notice(std::size_t page, bool possibly_written = false);
@@ -294,6 +303,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::uint64_t> acquired_notices_;  // scratch for lock()
   std::vector<std::size_t> batch_;               // scratch for fetches
   std::vector<std::size_t> refetch_;             // pages a barrier fetches again
+  std::vector<std::size_t> counted_uncached_;    // keep_counted's pages, until the next barrier
   std::vector<HomeBatch> refetch_batches_;       // refetch_ per home
   std::vector<Request> gets_;                    // a fetch's gets in flight
   bool fetched_through_ucx_ = false;             // in this interval: offer a refetch round

@@ -53,6 +53,7 @@ void Dsm::Engine::barrier() {
     if (!holds_lock) {
       ++stats_.barriers;
       try {
+        drop_stale_counts();  // before release(), whose flushes complete the drops
         detail::fail_if_injected(detail::FailurePoint::barrier_release, rank_);
         release();
       } catch (const Error& e) {
@@ -122,8 +123,9 @@ void Dsm::Engine::barrier() {
       const auto first = x.incoming.begin() + x.offsets[writer];
       for (auto it = first; it != first + x.sizes[writer]; ++it) {
         const std::size_t page = notice_page(*it);
-        const bool refetch = refetch_round && !(*it & kPossiblyWritten);
-        if (!(refetch && keep_for_refetch(page))) invalidate(page);
+        const bool kept =
+            (*it & kPossiblyWritten) ? keep_counted(page) : refetch_round && keep_for_refetch(page);
+        if (!kept) invalidate(page);
       }
     }
     if (!refetch_.empty()) refetch_kept();
