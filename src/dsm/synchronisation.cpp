@@ -45,6 +45,12 @@ void Dsm::Engine::barrier() {
   std::optional<Error> failure;
   std::size_t lock_notices_before = 0;
   bool offer_refetch;
+  // Across nodes, from here to the end, this thread's own polls serve the
+  // peers (the progress thread would only compete with it for the worker
+  // and a CPU): the diffs of the release, the count exchange, the refetch.
+  // Not on one node: node_barrier() spins on shared words, without UCX.
+  std::optional<Transport::Driving> driving;
+  if (!barrier_slots_.direct()) driving.emplace(transport_);
   {
     detail::EngineLock guard(mutex_);
     offer_refetch = barrier_refetch_ && fetched_through_ucx_;
@@ -73,11 +79,6 @@ void Dsm::Engine::barrier() {
   const std::int64_t mine = failure      ? kFailed
                             : holds_lock ? kHoldsLock
                                          : static_cast<std::int64_t>(x.outgoing.size());
-  // Across nodes, from the count exchange to the end, this thread's own
-  // polls serve the peers (the progress thread would only compete with it).
-  // Not on one node: node_barrier() spins on shared words, without UCX.
-  std::optional<Transport::Driving> driving;
-  if (!barrier_slots_.direct()) driving.emplace(transport_);
   const bool delivered = exchange_counts(mine, offer_refetch, x);
   std::int64_t total = 0;
   int holder = -1;
