@@ -7,7 +7,8 @@
 // fetched again before anyone leaves: after the notices (every diff is home
 // by then), before one more collective round that keeps the homes polling
 // until every rank has its pages. The home never stops counting the copy,
-// so a refetch is a get and a flush, one round trip per home.
+// so a refetch is a get per run, every home's in flight at once: one round
+// trip.
 //
 // "Used" means fetched in the ending interval (by a miss, its prefetch, or
 // the previous barrier's refetch, then touched: the view's page-table entry
