@@ -59,12 +59,10 @@ bool Dsm::Engine::keep_counted(std::size_t page) {
   return true;
 }
 
-// The counts keep_counted kept for pages not fetched again since go: a page
-// nobody reads any more must not cost its home a fault per write forever.
-void Dsm::Engine::drop_stale_counts() {
-  for (std::size_t page : counted_uncached_)
+void Dsm::Engine::drop_uncached_counts(std::vector<std::size_t>& pages) {
+  for (std::size_t page : pages)
     if (state_[page] == PageState::invalid && !cache_.contains(page)) drop_registration(page);
-  counted_uncached_.clear();
+  pages.clear();
 }
 
 void Dsm::Engine::refetch_kept() {
@@ -93,8 +91,7 @@ void Dsm::Engine::refetch_kept() {
   } catch (const Error&) {
     // Only an optimisation: the pages stay invalid, and an access fetches
     // them as any miss does (and reports the failure if it persists).
-    for (std::size_t page : refetch_)
-      if (state_[page] == PageState::invalid && !cache_.contains(page)) drop_registration(page);
+    drop_uncached_counts(refetch_);
   }
   refetch_.clear();
 }

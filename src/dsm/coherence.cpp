@@ -14,6 +14,13 @@
 
 namespace mpidsm {
 
+// A home page leaves home_dirty (tracked again, or parked): its notice says
+// "possibly written" when it became shared while writable without faults.
+void Dsm::Engine::record_home_notice(std::size_t page) {
+  record_notice(page, listed_[page] & kUnwatched);
+  listed_[page] &= static_cast<std::uint8_t>(~kUnwatched);
+}
+
 void Dsm::Engine::record_notice(std::size_t page, bool possibly_written) {
   if (!(listed_[page] & kInNotices)) {
     listed_[page] |= kInNotices;
@@ -125,8 +132,7 @@ void Dsm::Engine::release() {
         listed_[p] &= static_cast<std::uint8_t>(~kInDirty);
         if (state_[p] == PageState::home_dirty) {
           state_[p] = PageState::home_clean;
-          record_notice(p, listed_[p] & kUnwatched);
-          listed_[p] &= static_cast<std::uint8_t>(~kUnwatched);
+          record_home_notice(p);
         } else {
           write_diff(p, true);
         }

@@ -186,15 +186,16 @@ class Dsm::Engine final : public detail::FaultTarget {
   // For a possibly-written notice: such a page leaves the cache without a
   // refetch, its home still counting the copy until the next barrier.
   bool keep_counted(std::size_t page);
-  // At a barrier's start: the counts keep_counted kept, for pages not
-  // fetched again, go.
-  void drop_stale_counts();
+  // The home's count of each of `pages` not cached here (again) goes; the
+  // list is emptied.
+  void drop_uncached_counts(std::vector<std::size_t>& pages);
   // Cached, not pinned, homed beyond this node, used in the ending interval.
   bool used_through_ucx(std::size_t page);
   void drop_keeping_count(std::size_t page);
   // Fetches refetch_ again, every home at once, and empties it.
   void refetch_kept();
   void record_notice(std::size_t page, bool possibly_written = false);
+  void record_home_notice(std::size_t page);
   void fetch_home_copy(std::size_t page, std::byte* into);
   void settle_prefetch(std::size_t page, bool written = false);
   bool touched_since_mapped(std::size_t page);

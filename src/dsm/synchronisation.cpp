@@ -59,7 +59,10 @@ void Dsm::Engine::barrier() {
     if (!holds_lock) {
       ++stats_.barriers;
       try {
-        drop_stale_counts();  // before release(), whose flushes complete the drops
+        // The counts keep_counted kept for pages not fetched again since go
+        // (a page nobody reads any more must not cost its home a fault per
+        // write forever), before release(), whose flushes complete the drops.
+        drop_uncached_counts(counted_uncached_);
         detail::fail_if_injected(detail::FailurePoint::barrier_release, rank_);
         release();
       } catch (const Error& e) {

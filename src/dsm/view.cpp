@@ -76,8 +76,7 @@ void Dsm::Engine::coalesce(std::size_t keep_first, std::size_t keep_count) {
           state_[page] = PageState::home_parked;
           break;
         case PageState::home_dirty:
-          record_notice(page, listed_[page] & kUnwatched);
-          listed_[page] &= static_cast<std::uint8_t>(~kUnwatched);
+          record_home_notice(page);
           [[fallthrough]];
         default:
           state_[page] = PageState::home_parked;
