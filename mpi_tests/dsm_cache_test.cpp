@@ -195,6 +195,22 @@ TEST_F(DsmTest, DsmBuffersGoStraightToPutGetSendAndRecv) {
   d.free(source);
 }
 
+// A small Dsm that fetches exactly the pages read (no prefetch).
+DsmSettings exact_fetch_settings(const Runtime& runtime, bool barrier_refetch = true) {
+  DsmSettings settings = DsmSettings::from(runtime.config());
+  settings.size = std::size_t{1} << 20;
+  settings.prefetch_pages = 0;
+  settings.barrier_refetch = barrier_refetch;
+  return settings;
+}
+
+// A barrier, and how many pages it refetched here.
+std::uint64_t refetched_by_barrier(Dsm& d) {
+  const std::uint64_t before = d.stats().barrier_refetches;
+  d.barrier();
+  return d.stats().barrier_refetches - before;
+}
+
 // MPIDSM_BARRIER_REFETCH: pages a rank used since the previous barrier, and
 // the barrier invalidates, are fetched again before it ends when their home
 // is reached through UCX (none when it is mapped here). Not after a notice
@@ -204,14 +220,9 @@ TEST_F(DsmTest, BarriersFetchAgainThePagesUsedSinceThePreviousOne) {
   const int me = runtime_->rank(), n = runtime_->size();
   if (n < 2) GTEST_SKIP() << "needs a home and a reader";
   constexpr int kHome = 0;
-  const bool through_ucx =
-      !(runtime_->config().direct_access && !testing::tcp_only() && testing::same_node(kHome));
+  const bool through_ucx = !testing::mapped_here(*runtime_, kHome);
   for (const bool refetch : {true, false}) {
-    DsmSettings settings = DsmSettings::from(runtime_->config());
-    settings.size = std::size_t{1} << 20;
-    settings.prefetch_pages = 0;  // exactly the pages read, no more
-    settings.barrier_refetch = refetch;
-    Dsm d(*runtime_, settings);
+    Dsm d(*runtime_, exact_fetch_settings(*runtime_, refetch));
     const std::size_t per_page = d.page_size() / sizeof(int);
     int* data = d.allocate<int>(4 * per_page, Placement::on(kHome));
     auto word = [&](std::size_t page, std::size_t i) -> int& { return data[page * per_page + i]; };
@@ -236,22 +247,17 @@ TEST_F(DsmTest, BarriersFetchAgainThePagesUsedSinceThePreviousOne) {
       if (me == kHome) word(0, read + 1) = word(2, read + 1) = value + 1;
       return d.stats().read_faults - faults;
     };
-    auto refetched_by_barrier = [&] {
-      const std::uint64_t before = d.stats().barrier_refetches;
-      d.barrier();
-      return d.stats().barrier_refetches - before;
-    };
 
     if (me == kHome) word(0, 0) = word(2, 0) = 1;
     d.barrier();
     EXPECT_EQ(interval(0, {0, 2}, 1), reader ? 2u : 0u) << where;
     // The home wrote the pages without faults, so it cannot tell what it
     // wrote: its notices drop the copies, nothing is refetched.
-    EXPECT_EQ(refetched_by_barrier(), 0u) << where;
+    EXPECT_EQ(refetched_by_barrier(d), 0u) << where;
     EXPECT_EQ(interval(1, {0, 2}, 2), reader ? 2u : 0u) << where;
-    EXPECT_EQ(refetched_by_barrier(), 2 * expected) << where;  // tracked writes: both come back
+    EXPECT_EQ(refetched_by_barrier(d), 2 * expected) << where;  // tracked writes: both come back
     EXPECT_EQ(interval(2, {0}, 3), reader ? 1 - expected : 0) << where;  // page 0 only
-    EXPECT_EQ(refetched_by_barrier(), expected) << where;  // only the touched page comes back
+    EXPECT_EQ(refetched_by_barrier(d), expected) << where;  // only the touched page comes back
     EXPECT_EQ(interval(3, {0}, 4), reader ? 1 - expected : 0) << where;
     EXPECT_EQ(interval(3, {2}, 4), reader ? 1u : 0u) << where;  // page 2 was invalidated
     d.barrier();
@@ -268,12 +274,8 @@ TEST_F(DsmTest, APageItsHomeRewritesBeforeTheReaderReadsIsRefetchedFromTheSecond
   const int me = runtime_->rank(), n = runtime_->size();
   if (n < 2) GTEST_SKIP() << "needs a home and a reader";
   constexpr int kHome = 0;
-  const bool through_ucx =
-      !(runtime_->config().direct_access && !testing::tcp_only() && testing::same_node(kHome));
-  DsmSettings settings = DsmSettings::from(runtime_->config());
-  settings.size = std::size_t{1} << 20;
-  settings.prefetch_pages = 0;
-  Dsm d(*runtime_, settings);
+  const bool through_ucx = !testing::mapped_here(*runtime_, kHome);
+  Dsm d(*runtime_, exact_fetch_settings(*runtime_));
   int* page = d.allocate<int>(d.page_size() / sizeof(int), Placement::on(kHome));
   const bool reader = me != kHome;
   const std::uint64_t expected = reader && through_ucx ? 1 : 0;
@@ -290,9 +292,7 @@ TEST_F(DsmTest, APageItsHomeRewritesBeforeTheReaderReadsIsRefetchedFromTheSecond
     }
     // The readers' copies are logged at the home before its release.
     MPI_Barrier(MPI_COMM_WORLD);
-    const std::uint64_t before = d.stats().barrier_refetches;
-    d.barrier();
-    refetched.push_back(d.stats().barrier_refetches - before);
+    refetched.push_back(refetched_by_barrier(d));
   }
   // Interval 1's page was new to the home's tracking (its notice can only
   // say "possibly written"); from then on every barrier refetches it.

@@ -83,8 +83,7 @@ TEST_F(DsmTest, ScatteredChangesTravelAsOneMessagePerHome) {
   const DsmStats before = d.stats();
   d.barrier();
   const DsmStats after = d.stats();
-  const bool mapped =
-      runtime_->config().direct_access && !testing::tcp_only() && testing::same_node(home);
+  const bool mapped = testing::mapped_here(*runtime_, home);
   EXPECT_EQ(after.diffs - before.diffs, pages);
   EXPECT_GT(after.diff_runs - before.diff_runs, pages * 300) << "the updates were not scattered";
   EXPECT_EQ(after.diff_messages - before.diff_messages, mapped ? 0u : 1u)

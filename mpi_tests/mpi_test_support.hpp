@@ -87,6 +87,12 @@ inline bool same_node(int rank) {
   return node_of[static_cast<std::size_t>(rank)] == node_of[static_cast<std::size_t>(me)];
 }
 
+// Whether this rank reaches `rank`'s memory by loads and stores (as mpidsm
+// maps peers by default), rather than through UCX.
+inline bool mapped_here(const Runtime& runtime, int rank) {
+  return runtime.config().direct_access && !tcp_only() && same_node(rank);
+}
+
 // A fixture whose tests share one Runtime on MPI_COMM_WORLD, created once per
 // test suite (runtime creation is collective and not what these tests test).
 template <class Base = ::testing::Test>
