@@ -77,6 +77,10 @@ struct Config {
   /// in the barrier) the remote pages this rank used in the ending interval
   /// that the barrier invalidates, instead of faulting on them afterwards.
   bool barrier_refetch = true;
+  /// When UCX reaches every remote home through active messages (tcp), fetch
+  /// DSM pages with one call their home answers with the pages, rather than
+  /// with one-sided atomics and gets (two round trips).
+  bool fetch_by_call = true;
 
   /// Reads the environment. Throws Error(Errc::config) on a bad value.
   static Config from_environment();

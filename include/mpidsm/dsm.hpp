@@ -110,11 +110,12 @@ struct DsmSettings {
   std::size_t locks;               ///< MPIDSM_LOCKS
   bool print_stats;                ///< MPIDSM_STATS: print at exit, track prefetch use
   bool barrier_refetch;            ///< MPIDSM_BARRIER_REFETCH
+  bool fetch_by_call;              ///< MPIDSM_FETCH_BY_CALL
 
   /// The settings the MPIDSM_* configuration gives.
   static DsmSettings from(const Config& config) {
-    return {config.dsm_size,  config.cache_pages, config.prefetch_pages, config.max_checking_pages,
-            config.dsm_locks, config.dsm_stats,   config.barrier_refetch};
+    return {config.dsm_size,  config.cache_pages, config.prefetch_pages,  config.max_checking_pages,
+            config.dsm_locks, config.dsm_stats,   config.barrier_refetch, config.fetch_by_call};
   }
 };
 

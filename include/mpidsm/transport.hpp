@@ -167,6 +167,8 @@ class Request {
           std::size_t capacity, const void* pinned = nullptr, std::size_t pinned_size = 0);
   bool poll();
   bool poll_mailbox();
+  /// A receive nothing will arrive for: withdrawn from UCX.
+  void cancel() noexcept;
   void release() noexcept;
   void unpin() noexcept;
 
@@ -290,6 +292,31 @@ class Transport {
   /// unchanged until the next flush of `peer` (or flush_all): that flush
   /// returns once the handler has returned at the peer.
   void call_nbi(int peer, std::uint32_t id, const void* bytes, std::size_t size);
+  /// What an answering handler sends back: `size` bytes at `data`, memory of
+  /// the callee that stays unchanged until sent (size 0: an empty answer).
+  struct Answer {
+    const void* data = nullptr;  ///< first byte of the answer
+    std::size_t size = 0;        ///< bytes to send back
+  };
+  /// A remote handler whose return value goes back to the caller: a request
+  /// and its reply in one round trip, for peers whose memory one-sided
+  /// operations reach through messages anyway (rma_through_messages).
+  /// The same rules as RemoteHandler apply.
+  using AnsweringHandler = Answer (*)(void* context, int source, const std::byte* bytes,
+                                      std::size_t size);
+  /// Collective, as add_remote_handler (the ids share one table).
+  std::uint32_t add_answering_handler(AnsweringHandler handler, void* context);
+  /// Runs answering handler `id` at `peer` on [bytes, bytes+size), which must
+  /// stay unchanged until the Request completes; the answer lands in
+  /// [answer, answer+capacity). The Request completes once it has, and
+  /// message().size then gives its length (Errc::truncated if it did not
+  /// fit). No flush waits for it.
+  Request call_answered(int peer, std::uint32_t id, const void* bytes, std::size_t size,
+                        void* answer, std::size_t capacity);
+  /// True when UCX reaches `peer`'s memory through active messages (tcp):
+  /// every put, get or atomic then needs the peer's CPU, and a call that
+  /// does several of them at once saves round trips.
+  bool rma_through_messages(int peer) const;
 
   // --- progress --------------------------------------------------------------------
   /// Drives UCX once; true when something happened.

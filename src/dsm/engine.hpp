@@ -31,6 +31,7 @@
 #include "mapping_budget.hpp"
 #include "mpidsm/dsm.hpp"
 #include "page_cache.hpp"
+#include "page_calls.hpp"
 #include "pgas/heap_allocator.hpp"
 #include "placement.hpp"
 #include "protection_map.hpp"
@@ -142,6 +143,7 @@ class Dsm::Engine final : public detail::FaultTarget {
     int home;
   };
   void fetch_batches(const HomeBatch* batches, std::size_t count, ViewAfterFetch after);
+  void ask_home(const HomeBatch& batch);  // one fetch_batches batch, through PageCalls
   std::size_t cache_room() const;
   // Pages one fetch takes at most: the miss and its prefetch, within the cache.
   std::size_t fetch_batch_capacity() const {
@@ -325,8 +327,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::atomic<std::uint64_t> barrier_ticks_{0};    // stats_.barrier_ns, in TickClock ticks
   std::atomic<std::uint64_t> lock_wait_ticks_{0};  // stats_.lock_wait_ns, likewise
   std::mutex mutex_;
-  // Last: registered as a remote handler only once the rest exists.
-  detail::DiffBatches diffs_;  // to homes reached through UCX
+  // Last: their remote handlers are registered only once the rest exists.
+  detail::PageCalls page_calls_;  // fetches from homes UCX reaches through messages
+  detail::DiffBatches diffs_;     // to homes reached through UCX
   // Faults that may reach UCX, when a second thread may use the worker
   // (MPIDSM_PROGRESS_THREAD not off); destroyed first, once no fault can come.
   std::unique_ptr<detail::FaultServicer> fault_servicer_;

@@ -257,9 +257,25 @@ void for_each_run(const std::size_t* pages, std::size_t count, F&& f) {
 
 }  // namespace
 
+// Asks the batch's home for its pages, a call per run of pages whose copies
+// it counts alike (a page kept for a barrier's refetch is counted already).
+void Dsm::Engine::ask_home(const HomeBatch& b) {
+  for (std::size_t i = 0; i < b.count;) {
+    const bool count_copies = !sharing_.holds_copy(b.pages[i]);
+    std::size_t j = i + 1;
+    while (j < b.count && b.pages[j] == b.pages[j - 1] + 1 &&
+           sharing_.holds_copy(b.pages[j]) != count_copies)
+      ++j;
+    for (std::size_t k = i; k < j; ++k) sharing_.take_copy(b.pages[k]);
+    page_calls_.ask(b.home, b.pages[i], j - i, count_copies, gets_);
+    i = j;
+  }
+}
+
 // Gets each batch's pages (increasing, all invalid, all homed at the batch's
 // home) into the master view, which UCX may write without faulting: one get
-// per contiguous run, every batch's gets in flight together, each awaited
+// (or, with PageCalls, one call the home answers with the pages) per
+// contiguous run, every batch's gets in flight together, each awaited
 // by its own request: over tcp a flush after a get costs another round trip
 // (a refetch at a barrier took 44 us with the flush, 28 without). The
 // updates that count the copies at the home need no flush either: they are
@@ -278,6 +294,10 @@ void Dsm::Engine::fetch_batches(const HomeBatch* batches, std::size_t count, Vie
   };
   try {
     for (const HomeBatch& b : all) {
+      if (!direct(b) && page_calls_.used()) {
+        ask_home(b);
+        continue;
+      }
       // The home counts these copies before they are read: through UCX a
       // fence orders the gets after the updates.
       const bool updates_in_flight = sharing_.add_copies(b.home, b.pages, b.count);
@@ -294,6 +314,7 @@ void Dsm::Engine::fetch_batches(const HomeBatch* batches, std::size_t count, Vie
       }
     }
     for (Request& get : gets_) get.wait();
+    page_calls_.check_answers(gets_);
     gets_.clear();
     for (const HomeBatch& b : all) {
       if (after == ViewAfterFetch::left) break;
@@ -309,6 +330,7 @@ void Dsm::Engine::fetch_batches(const HomeBatch* batches, std::size_t count, Vie
     }
   } catch (...) {
     gets_.clear();  // each waits for its get: the pages are not written after this
+    page_calls_.clear();
     for (const HomeBatch& b : all)
       for (std::size_t i = 0; i < b.count; ++i)
         if (cache_.contains(b.pages[i])) {

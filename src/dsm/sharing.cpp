@@ -15,27 +15,41 @@ SharingRecord::SharingRecord(Transport& transport, std::size_t pages, std::size_
   unwritten_.reserve(static_cast<std::size_t>(transport.size()) * max_batch);
 }
 
+namespace {
+
+template <class T>
+std::atomic_ref<T> word(std::byte* words, std::size_t offset) {
+  return std::atomic_ref<T>(*reinterpret_cast<T*>(words + offset));
+}
+
+}  // namespace
+
 bool SharingRecord::add_copies(int home, const std::size_t* pages, std::size_t count) {
   if (!words_.direct()) return append_through_ucx(home, pages, count);
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::size_t page = pages[i];
-    if (local_[page] & kHolds) continue;
-    local_[page] |= kHolds | kEverFetched;
-    // Only a first copy needs the home's attention: while others hold the
-    // page, the home tracks its writes anyway.
-    if (std::atomic_ref<std::uint32_t>(words_.mapped<std::uint32_t>(home, count_offset(page)))
-            .fetch_add(1) != 0)
-      continue;
-    const std::uint64_t index =
-        std::atomic_ref<std::uint64_t>(words_.mapped<std::uint64_t>(home, kCounter)).fetch_add(1);
-    delay_copy_log_entry_if_asked();
-    const std::uint64_t entry = CopyLog::encode(index, page);
-    const std::size_t slot = kRing + CopyLog::slot(index) * kSlot;
-    std::atomic_ref<std::uint64_t>(words_.mapped<std::uint64_t>(home, slot)).store(entry);
-    std::atomic_ref<std::uint64_t>(words_.mapped<std::uint64_t>(home, slot + 8))
-        .store(CopyLog::check(entry));
-  }
+  for (std::size_t i = 0; i < count; ++i)
+    if (take_copy(pages[i])) count_copy(&words_.mapped<std::byte>(home, 0), pages[i]);
   return false;
+}
+
+bool SharingRecord::take_copy(std::size_t page) {
+  if (local_[page] & kHolds) return false;
+  local_[page] |= kHolds | kEverFetched;
+  return true;
+}
+
+void SharingRecord::count_copies_here(std::size_t first, std::size_t count) {
+  for (std::size_t page = first; page < first + count; ++page)
+    count_copy(&words_.local<std::byte>(0), page);
+}
+
+void SharingRecord::count_copy(std::byte* words, std::size_t page) {
+  if (word<std::uint32_t>(words, count_offset(page)).fetch_add(1) != 0) return;
+  const std::uint64_t index = word<std::uint64_t>(words, kCounter).fetch_add(1);
+  delay_copy_log_entry_if_asked();
+  const std::uint64_t entry = CopyLog::encode(index, page);
+  const std::size_t slot = kRing + CopyLog::slot(index) * kSlot;
+  word<std::uint64_t>(words, slot).store(entry);
+  word<std::uint64_t>(words, slot + 8).store(CopyLog::check(entry));
 }
 
 // The counts go first (a fetched count would cost a round trip per page, so

@@ -47,6 +47,13 @@ class SharingRecord {
   // completed, so have they (and their source buffers are free again).
   // Mapped here, they are done on return (false).
   bool add_copies(int home, const std::size_t* pages, std::size_t count);
+  // Fetcher side, when the home counts the copy itself (count_copies_here):
+  // whether this rank did not hold a copy of `page` yet (it does now).
+  bool take_copy(std::size_t page);
+  bool holds_copy(std::size_t page) const { return (local_[page] & kHolds) != 0; }
+  // Home side, for a fetcher whose take_copy was true, before the fetcher
+  // reads the pages (from a remote handler, beside this rank's threads).
+  void count_copies_here(std::size_t first, std::size_t count);
   // Fetcher side: this rank dropped its copy of `page`. Through UCX the
   // update completes at the next flush of `home`; returns whether one is due.
   bool drop_copy(int home, std::size_t page);
@@ -80,6 +87,10 @@ class SharingRecord {
   // Whether slot `index` holds a whole entry for it; then `page` is set.
   bool log_entry(std::uint64_t index, std::size_t& page) const;
   bool append_through_ucx(int home, const std::size_t* pages, std::size_t count);
+  // One more copy of `page` in a home's words (mapped here, or this rank's
+  // own), logged when it is the first: while others hold the page, the
+  // home tracks its writes anyway.
+  static void count_copy(std::byte* words, std::size_t page);
 
   Transport& transport_;
   SharedWords words_;

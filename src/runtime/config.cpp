@@ -28,6 +28,7 @@ constexpr const char* kMaxCheckingPages = "MPIDSM_MAX_CHECKING_PAGES";
 constexpr const char* kLocks = "MPIDSM_LOCKS";
 constexpr const char* kStats = "MPIDSM_STATS";
 constexpr const char* kBarrierRefetch = "MPIDSM_BARRIER_REFETCH";
+constexpr const char* kFetchByCall = "MPIDSM_FETCH_BY_CALL";
 
 constexpr std::array kVariables{
     ConfigVariable{kProgressThread, "auto",
@@ -74,6 +75,10 @@ constexpr std::array kVariables{
                    "0|1: a DSM barrier across nodes fetches again, before any rank leaves it, "
                    "the remote pages each rank used since the previous barrier and the barrier "
                    "invalidates (no miss, and no wake-up of their home, after it)"},
+    ConfigVariable{kFetchByCall, "1",
+                   "0|1: when UCX reaches every remote home through active messages (tcp), a "
+                   "DSM fetch asks the home for its pages in one call, which the home answers "
+                   "with them (0: one-sided atomics and gets, two round trips)"},
 };
 
 [[noreturn]] void bad_value(const char* variable, const std::string& value, const char* allowed) {
@@ -202,6 +207,7 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   if (const char* v = lookup(kStats)) config.dsm_stats = parse_switch(kStats, v);
   if (const char* v = lookup(kBarrierRefetch))
     config.barrier_refetch = parse_switch(kBarrierRefetch, v);
+  if (const char* v = lookup(kFetchByCall)) config.fetch_by_call = parse_switch(kFetchByCall, v);
   if (const char* v = lookup(kDirectAccess)) {
     std::string text(v);
     if (text == "auto" || text == "on")
@@ -234,6 +240,7 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
       {kLocks, std::to_string(dsm_locks)},
       {kStats, dsm_stats ? "1" : "0"},
       {kBarrierRefetch, barrier_refetch ? "1" : "0"},
+      {kFetchByCall, fetch_by_call ? "1" : "0"},
   };
 }
 

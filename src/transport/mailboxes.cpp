@@ -40,10 +40,9 @@ void Mailboxes::open(Setup setup) {
 }
 
 // The bytes of a rendezvous travel under the sender's rank and a sequence
-// number in a runtime field no user message carries, so neither user
-// receives nor probes can match them.
+// number in a runtime field of their own (TagCodec::rendezvous_runtime).
 ucp_tag_t Mailboxes::data_tag(int sender, std::uint32_t sequence) const {
-  return TagCodec::encode(static_cast<std::uint16_t>(runtime_id_ ^ 0xffffu),
+  return TagCodec::encode(TagCodec::rendezvous_runtime(runtime_id_),
                           static_cast<std::uint32_t>(sender), sequence);
 }
 

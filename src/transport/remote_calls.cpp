@@ -1,11 +1,14 @@
 // Remote calls: a handler a peer runs on a message, over UCX active messages,
 // acknowledged once the handler has returned. flush(peer) waits for those
 // acknowledgements, so a call completes exactly as a put does.
+// Answered calls get the handler's answer instead, as a tagged message the
+// caller posted the receive of before calling (no acknowledgement then).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "mpi_exchange.hpp"
+#include "tag_codec.hpp"
 #include "transport_impl.hpp"
 
 namespace mpidsm {
@@ -14,6 +17,23 @@ namespace {
 // UCX active-message ids of mpidsm's two messages.
 constexpr unsigned kCallMessage = 0x6d64;  // "md": run a handler
 constexpr unsigned kDoneMessage = 0x6d65;  // its handler returned
+
+// The tag of the answer `callee` sends to the call numbered `sequence`.
+std::uint64_t answer_tag(std::uint16_t runtime_id, int callee, std::uint32_t sequence) {
+  return detail::TagCodec::encode(detail::TagCodec::answer_runtime(runtime_id),
+                                  static_cast<std::uint32_t>(callee), sequence);
+}
+
+// Releases a request whose outcome the caller learns otherwise.
+void free_sent(ucs_status_ptr_t request, int rank, const char* what, int peer) {
+  if (UCS_PTR_IS_ERR(request)) {
+    // The caller learns of the failure from its own endpoint (peer gone).
+    std::fprintf(stderr, "mpidsm: rank %d: %s from rank %d failed: %s\n", rank, what, peer,
+                 ucs_status_string(UCS_PTR_STATUS(request)));
+  } else if (request != nullptr) {
+    ucp_request_free(request);  // released by UCX once sent
+  }
+}
 
 }  // namespace
 
@@ -30,27 +50,31 @@ ucs_status_t Transport::Impl::on_call(void* arg, const void* header, std::size_t
     std::abort();
   }
   std::memcpy(&call, header, sizeof call);
-  if (call.handler >= s.remote_handlers.size() || call.source < 0 || call.source >= s.size ||
-      s.remote_handlers[call.handler].handler.load(std::memory_order_acquire) == nullptr) {
-    std::fprintf(stderr, "mpidsm: rank %d: remote call from rank %d to unknown handler %u\n",
-                 s.rank, call.source, call.handler);
+  const bool answered = call.answer_sequence != kUnanswered;
+  auto* slot = call.handler < s.remote_handlers.size() ? &s.remote_handlers[call.handler] : nullptr;
+  if (!slot || call.source < 0 || call.source >= s.size ||
+      (answered ? slot->answering.load(std::memory_order_acquire) == nullptr
+                : slot->handler.load(std::memory_order_acquire) == nullptr)) {
+    std::fprintf(stderr, "mpidsm: rank %d: remote call from rank %d to unknown %shandler %u\n",
+                 s.rank, call.source, answered ? "answering " : "", call.handler);
     std::abort();
   }
-  auto& slot = s.remote_handlers[call.handler];
-  slot.handler.load(std::memory_order_acquire)(slot.context.load(std::memory_order_acquire),
-                                               call.source, static_cast<const std::byte*>(data),
-                                               length);
-  ucp_request_param_t done{};
-  ucs_status_ptr_t request = ucp_am_send_nbx(s.endpoints[static_cast<std::size_t>(call.source)],
-                                             kDoneMessage, &s.acknowledgement_header,
-                                             sizeof s.acknowledgement_header, nullptr, 0, &done);
-  if (UCS_PTR_IS_ERR(request)) {
-    // The caller learns of the failure from its own endpoint (peer gone).
-    std::fprintf(stderr, "mpidsm: rank %d: acknowledging a remote call from rank %d failed: %s\n",
-                 s.rank, call.source, ucs_status_string(UCS_PTR_STATUS(request)));
-  } else if (request != nullptr) {
-    ucp_request_free(request);  // released by UCX once sent
+  void* context = slot->context.load(std::memory_order_acquire);
+  const auto* bytes = static_cast<const std::byte*>(data);
+  ucp_ep_h caller = s.endpoints[static_cast<std::size_t>(call.source)];
+  ucp_request_param_t send{};
+  if (answered) {
+    const Answer answer =
+        slot->answering.load(std::memory_order_acquire)(context, call.source, bytes, length);
+    free_sent(ucp_tag_send_nbx(caller, answer.data, answer.size,
+                               answer_tag(s.runtime_id, s.rank, call.answer_sequence), &send),
+              s.rank, "answering a remote call", call.source);
+    return UCS_OK;
   }
+  slot->handler.load(std::memory_order_acquire)(context, call.source, bytes, length);
+  free_sent(ucp_am_send_nbx(caller, kDoneMessage, &s.acknowledgement_header,
+                            sizeof s.acknowledgement_header, nullptr, 0, &send),
+            s.rank, "acknowledging a remote call", call.source);
   return UCS_OK;
 }
 
@@ -93,29 +117,40 @@ void Transport::Impl::wait_for_calls(int peer, const char* operation) {
   }
 }
 
-std::uint32_t Transport::add_remote_handler(RemoteHandler handler, void* context) {
-  Impl& s = *impl_;
+std::uint32_t Transport::Impl::add_handler(RemoteHandler handler, AnsweringHandler answering,
+                                           void* context) {
+  const char* operation = handler ? "add_remote_handler" : "add_answering_handler";
   std::uint32_t id = 0;
-  while (id < s.remote_handlers.size() && s.remote_handlers[id].handler.load() != nullptr) ++id;
+  while (id < remote_handlers.size() && remote_handlers[id].in_use()) ++id;
   std::optional<Error> full;
-  if (id == s.remote_handlers.size())
-    full.emplace(Errc::no_memory, rank_,
-                 "add_remote_handler: all " + std::to_string(id) + " handler slots are in use");
-  detail::throw_if_any_failed(s.comm, rank_, full, "add_remote_handler");
+  if (id == remote_handlers.size())
+    full.emplace(
+        Errc::no_memory, rank,
+        std::string(operation) + ": all " + std::to_string(id) + " handler slots are in use");
+  detail::throw_if_any_failed(comm, rank, full, operation);
   static constexpr const char* kNames[] = {"remote handler id"};
   const long long values[] = {static_cast<long long>(id)};
-  detail::require_same_values(s.comm, rank_, kNames, values, Errc::collective_mismatch,
-                              "add_remote_handler");
-  auto& slot = s.remote_handlers[id];
-  slot.header = {id, rank_};
+  detail::require_same_values(comm, rank, kNames, values, Errc::collective_mismatch, operation);
+  auto& slot = remote_handlers[id];
+  slot.header = {id, rank, kUnanswered};
   slot.context.store(context, std::memory_order_relaxed);
+  slot.answering.store(answering, std::memory_order_release);
   slot.handler.store(handler, std::memory_order_release);
   return id;
 }
 
+std::uint32_t Transport::add_remote_handler(RemoteHandler handler, void* context) {
+  return impl_->add_handler(handler, nullptr, context);
+}
+
+std::uint32_t Transport::add_answering_handler(AnsweringHandler handler, void* context) {
+  return impl_->add_handler(nullptr, handler, context);
+}
+
 void Transport::remove_remote_handler(std::uint32_t id) noexcept {
-  if (id < impl_->remote_handlers.size())
-    impl_->remote_handlers[id].handler.store(nullptr, std::memory_order_release);
+  if (id >= impl_->remote_handlers.size()) return;
+  impl_->remote_handlers[id].handler.store(nullptr, std::memory_order_release);
+  impl_->remote_handlers[id].answering.store(nullptr, std::memory_order_release);
 }
 
 void Transport::call_nbi(int peer, std::uint32_t id, const void* bytes, std::size_t size) {
@@ -137,6 +172,63 @@ void Transport::call_nbi(int peer, std::uint32_t id, const void* bytes, std::siz
   if (UCS_PTR_IS_ERR(request)) pending.fetch_sub(1, std::memory_order_relaxed);
   // The acknowledgement, not the request, tells that the bytes were used.
   s.detach(request, "call_nbi", peer);
+}
+
+std::size_t Transport::Impl::claim_answer_header() {
+  for (;;) {
+    for (std::size_t tries = 0; tries < kAnswerHeaders; ++tries) {
+      const std::size_t i =
+          answer_header_cursor.fetch_add(1, std::memory_order_relaxed) % kAnswerHeaders;
+      if (!answer_header_busy[i].exchange(true, std::memory_order_acquire)) return i;
+    }
+    // Every header is still being sent: sends complete as UCX progresses.
+    ucp_worker_progress(worker);
+    check_peers("call_answered");
+  }
+}
+
+void Transport::Impl::release_answer_header(void* request, ucs_status_t, void* busy) {
+  static_cast<std::atomic<bool>*>(busy)->store(false, std::memory_order_release);
+  ucp_request_free(request);
+}
+
+Request Transport::call_answered(int peer, std::uint32_t id, const void* bytes, std::size_t size,
+                                 void* answer, std::size_t capacity) {
+  auto in_use = impl_->use_worker("call_answered");
+  Impl& s = *impl_;
+  s.check_peer(peer, "call_answered");
+  if (id >= s.remote_handlers.size() || s.remote_handlers[id].answering.load() == nullptr)
+    throw Error(Errc::invalid_argument, rank_,
+                "call_answered: no answering handler " + std::to_string(id));
+  const std::uint32_t sequence = s.next_answer_sequence.fetch_add(1, std::memory_order_relaxed) &
+                                 static_cast<std::uint32_t>(detail::TagCodec::user_field);
+  // The receive first, so the answer lands in place rather than in UCX's
+  // buffers for unexpected messages.
+  ucp_request_param_t receive{};
+  receive.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;  // see irecv()
+  Request answered(
+      this,
+      ucp_tag_recv_nbx(s.worker, answer, capacity, answer_tag(s.runtime_id, peer, sequence),
+                       ~std::uint64_t{0}, &receive),
+      Request::Kind::receive, "call_answered", peer, capacity);
+  const std::size_t h = s.claim_answer_header();
+  s.answer_headers[h] = {id, rank_, sequence};
+  ucp_request_param_t param{};
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.flags = UCP_AM_SEND_FLAG_EAGER;  // the callee's handler takes the whole message
+  param.cb.send = &Impl::release_answer_header;
+  param.user_data = &s.answer_header_busy[h];
+  ucs_status_ptr_t request =
+      ucp_am_send_nbx(s.endpoints[static_cast<std::size_t>(peer)], kCallMessage,
+                      &s.answer_headers[h], sizeof(Impl::CallHeader), bytes, size, &param);
+  if (request != nullptr && !UCS_PTR_IS_ERR(request)) return answered;
+  s.answer_header_busy[h].store(false, std::memory_order_release);
+  if (UCS_PTR_IS_ERR(request)) {
+    answered.cancel();
+    detail::throw_ucx(rank_, "call_answered", peer, UCS_PTR_STATUS(request));
+  }
+  return answered;
 }
 
 }  // namespace mpidsm

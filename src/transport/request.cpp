@@ -77,6 +77,16 @@ void Request::release() noexcept {
   }
 }
 
+void Request::cancel() noexcept {
+  if (!handle_ || kind_ != Kind::receive) return;
+  ucp_worker_h worker = transport_->impl_->worker;
+  ucp_request_cancel(worker, handle_);
+  while (ucp_request_check_status(handle_) == UCS_INPROGRESS) ucp_worker_progress(worker);
+  ucp_request_free(handle_);
+  handle_ = nullptr;
+  unpin();
+}
+
 // Checks completion without progressing; on completion records the message
 // description, frees the UCX request and throws if it failed.
 bool Request::poll() {

@@ -39,6 +39,15 @@ struct TagCodec {
   static constexpr std::uint16_t runtime(std::uint64_t tag) {
     return static_cast<std::uint16_t>(tag >> (user_bits + rank_bits));
   }
+  // Runtime fields no user message carries (a worker serves one runtime, and
+  // runtime ids are small), so no user receive or probe can match them: the
+  // bytes of the mailboxes' rendezvous, and the answers of answered calls.
+  static constexpr std::uint16_t rendezvous_runtime(std::uint16_t runtime) {
+    return static_cast<std::uint16_t>(runtime ^ 0xffffu);
+  }
+  static constexpr std::uint16_t answer_runtime(std::uint16_t runtime) {
+    return static_cast<std::uint16_t>(runtime ^ 0xfffeu);
+  }
 };
 
 }  // namespace mpidsm::detail

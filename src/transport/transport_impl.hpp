@@ -72,13 +72,31 @@ struct Transport::Impl {
   struct CallHeader {
     std::uint32_t handler;
     std::int32_t source;
+    std::uint32_t answer_sequence;  // kUnanswered: acknowledge, do not answer
   };
+  static constexpr std::uint32_t kUnanswered = ~std::uint32_t{0};
   struct RemoteHandlerSlot {
     std::atomic<RemoteHandler> handler{nullptr};
+    std::atomic<AnsweringHandler> answering{nullptr};
     std::atomic<void*> context{nullptr};
     CallHeader header{};
+    bool in_use() const {
+      return handler.load(std::memory_order_acquire) != nullptr ||
+             answering.load(std::memory_order_acquire) != nullptr;
+    }
   };
   std::array<RemoteHandlerSlot, 32> remote_handlers;
+  std::uint32_t add_handler(RemoteHandler handler, AnsweringHandler answering, void* context);
+  // Headers of answered calls in flight (each carries its answer's tag), free
+  // again when UCX completes the send: claimed by a scan from a rotating
+  // cursor, so neither side takes a lock or allocates.
+  static constexpr std::size_t kAnswerHeaders = 256;
+  std::array<CallHeader, kAnswerHeaders> answer_headers{};
+  std::array<std::atomic<bool>, kAnswerHeaders> answer_header_busy{};
+  std::atomic<std::size_t> answer_header_cursor{0};
+  std::atomic<std::uint32_t> next_answer_sequence{0};
+  std::size_t claim_answer_header();
+  static void release_answer_header(void* request, ucs_status_t status, void* header);
   std::int32_t acknowledgement_header = 0;  // this rank
   // Per peer: calls sent whose handler has not yet reported back.
   std::unique_ptr<std::atomic<std::int64_t>[]> calls_in_flight;

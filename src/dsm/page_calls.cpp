@@ -1,0 +1,88 @@
+#include "page_calls.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "transport/mpi_exchange.hpp"
+
+namespace mpidsm::detail {
+namespace {
+
+// Every rank wants calls, and reaches every home not mapped there through messages.
+bool all_through_messages(Transport& transport, MPI_Comm comm, bool wanted,
+                          const DsmRegion& region) {
+  int mine = wanted ? 1 : 0;
+  for (int peer = 0; mine && peer < transport.size(); ++peer)
+    if (!region.peer_master(peer) && !transport.rma_through_messages(peer)) mine = 0;
+  int all = 0;
+  check_mpi(transport.rank(), "MPI_Allreduce",
+            MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm));
+  return all != 0;
+}
+
+}  // namespace
+
+PageCalls::PageCalls(Transport& transport, MPI_Comm comm, SharingRecord& sharing,
+                     const DsmRegion& region, std::size_t page_size, std::size_t max_runs,
+                     bool wanted)
+    : transport_(&transport),
+      sharing_(sharing),
+      master_(region.master()),
+      pages_(region.size() / page_size),
+      page_size_(page_size),
+      used_(all_through_messages(transport, comm, wanted, region)),
+      handler_(transport.add_answering_handler(answer, this)) {
+  calls_.reserve(max_runs);
+}
+
+PageCalls::~PageCalls() {
+  if (transport_) transport_->remove_remote_handler(handler_);
+}
+
+void PageCalls::ask(int home, std::size_t first, std::size_t count, bool count_copies,
+                    std::vector<Request>& requests) {
+  calls_.push_back(
+      {{first, static_cast<std::uint32_t>(count), count_copies ? 1u : 0u}, home, requests.size()});
+  const Call& call = calls_.back().call;
+  requests.push_back(transport_->call_answered(home, handler_, &call, sizeof call,
+                                               master_ + first * page_size_, count * page_size_));
+}
+
+void PageCalls::check_answers(const std::vector<Request>& requests) {
+  for (const Asked& asked : calls_) {
+    const std::size_t expected = asked.call.count * page_size_;
+    const std::size_t got = requests[asked.request].message().size;
+    if (got != expected) {
+      calls_.clear();
+      throw Error(Errc::transport, transport_->rank(),
+                  "DSM fetch: rank " + std::to_string(asked.home) +
+                      " answered the call for pages " + std::to_string(asked.call.first) + ".." +
+                      std::to_string(asked.call.first + asked.call.count - 1) + " with " +
+                      std::to_string(got) + " bytes, not " + std::to_string(expected));
+    }
+  }
+  calls_.clear();
+}
+
+// At the home, inside its progress: counts the copies before the pages are
+// read for the answer (the order SharingRecord relies on), and answers with
+// the pages' master copies. A malformed call is a protocol bug: abort, as
+// for a malformed diff.
+Transport::Answer PageCalls::answer(void* self_pointer, int source, const std::byte* bytes,
+                                    std::size_t size) {
+  auto& self = *static_cast<PageCalls*>(self_pointer);
+  Call call{};
+  if (size == sizeof call) std::memcpy(&call, bytes, sizeof call);
+  if (size != sizeof call || call.count == 0 || call.first >= self.pages_ ||
+      call.count > self.pages_ - call.first) {
+    std::fprintf(stderr, "mpidsm: rank %d: malformed DSM fetch call from rank %d\n",
+                 self.transport_->rank(), source);
+    std::abort();
+  }
+  if (call.count_copies) self.sharing_.count_copies_here(call.first, call.count);
+  return {self.master_ + call.first * self.page_size_, call.count * self.page_size_};
+}
+
+}  // namespace mpidsm::detail
