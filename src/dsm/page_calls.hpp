@@ -3,8 +3,9 @@
 // atomics, reserves a copy-log slot with a fetching atomic, writes the entry
 // and gets the pages: two round trips, each served by the home's CPU anyway
 // (and each a wake-up of its progress thread when it is computing). As a
-// call, the home's handler counts the copies in its own words and answers
-// with the pages: one round trip. Measured across two simulated hosts (tcp):
+// call, the home's handler counts and logs the copies in its own words (as
+// any fetcher does, before the pages are read) and answers with the pages:
+// one round trip. Measured across two simulated hosts (tcp):
 // see docs/consistency.md.
 //
 // Used only when every rank reaches every remote home through messages

@@ -27,7 +27,7 @@ std::atomic_ref<T> word(std::byte* words, std::size_t offset) {
 bool SharingRecord::add_copies(int home, const std::size_t* pages, std::size_t count) {
   if (!words_.direct()) return append_through_ucx(home, pages, count);
   for (std::size_t i = 0; i < count; ++i)
-    if (take_copy(pages[i])) count_copy(&words_.mapped<std::byte>(home, 0), pages[i]);
+    if (take_copy(pages[i])) count_and_log(&words_.mapped<std::byte>(home, 0), pages[i]);
   return false;
 }
 
@@ -39,11 +39,17 @@ bool SharingRecord::take_copy(std::size_t page) {
 
 void SharingRecord::count_copies_here(std::size_t first, std::size_t count) {
   for (std::size_t page = first; page < first + count; ++page)
-    count_copy(&words_.local<std::byte>(0), page);
+    count_and_log(&words_.local<std::byte>(0), page);
 }
 
-void SharingRecord::count_copy(std::byte* words, std::size_t page) {
-  if (word<std::uint32_t>(words, count_offset(page)).fetch_add(1) != 0) return;
+// Every copy is logged, not only a first one: a count is not yet an entry.
+// A fetcher counted before its entry is written (descheduled between the two,
+// or through UCX, which posts its counts, then reserves slots, then writes
+// entries); had a second fetcher seen that count and logged nothing, a
+// release of the home in between would see neither copy, and the page would
+// stay exclusive, written without notices, under the second one's copy.
+void SharingRecord::count_and_log(std::byte* words, std::size_t page) {
+  word<std::uint32_t>(words, count_offset(page)).fetch_add(1);
   const std::uint64_t index = word<std::uint64_t>(words, kCounter).fetch_add(1);
   delay_copy_log_entry_if_asked();
   const std::uint64_t entry = CopyLog::encode(index, page);
@@ -52,8 +58,8 @@ void SharingRecord::count_copy(std::byte* words, std::size_t page) {
   word<std::uint64_t>(words, slot + 8).store(CopyLog::check(entry));
 }
 
-// The counts go first (a fetched count would cost a round trip per page, so
-// every copy is logged, not only first ones); a fence makes them land before
+// The counts go first (posted: a fetched count would cost a round trip per
+// page, and every copy is logged anyway); a fence makes them land before
 // the one round trip that reserves the log slots; the entries follow, and a
 // second fence makes them land before the caller's get of the pages, whose
 // completion shows theirs: two round trips per miss, not three.

@@ -88,9 +88,8 @@ class SharingRecord {
   bool log_entry(std::uint64_t index, std::size_t& page) const;
   bool append_through_ucx(int home, const std::size_t* pages, std::size_t count);
   // One more copy of `page` in a home's words (mapped here, or this rank's
-  // own), logged when it is the first: while others hold the page, the
-  // home tracks its writes anyway.
-  static void count_copy(std::byte* words, std::size_t page);
+  // own): counted, then logged.
+  static void count_and_log(std::byte* words, std::size_t page);
 
   Transport& transport_;
   SharedWords words_;
