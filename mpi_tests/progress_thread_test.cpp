@@ -81,6 +81,40 @@ TEST(ProgressThread, TargetsBlockedInMpiRecv) {
 // The targets' own wait serves rank 0's operations; the exchange ends only if
 // it does (and the barrier before it, also a wait inside mpidsm, must have
 // left the thread free to serve the MPI_Recv tests).
+// A target blocked in MPI is served by MPI's own progress loop (Open MPI's
+// progress hook, MPIDSM_PROGRESS_IN_MPI), not only by its woken thread.
+TEST(ProgressThread, TargetsBlockedInMpiAreServedByMpisProgressLoop) {
+  Runtime probe(MPI_COMM_WORLD);
+  // Starts the progress thread, as peers cannot map the region.
+  MemoryRegion region = probe.transport().allocate(64);
+  ASSERT_TRUE(probe.progress_thread_running() || probe.size() == 1);
+#ifdef OPEN_MPI
+  const bool expected = probe.size() > 1 && probe.config().progress_in_mpi;
+#else
+  const bool expected = false;  // the hook is Open MPI's
+#endif
+  EXPECT_EQ(probe.progress_in_mpi(), expected);
+  std::uint64_t served = 0;
+  bool oversubscribed = false;
+  exchange_while_targets_idle([&](Transport& t) {
+    const std::uint64_t before = t.progressed_from_mpi();
+    MPI_Recv(nullptr, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    served = t.progressed_from_mpi() - before;
+    oversubscribed = t.yield_when_idle();
+  });
+  if (probe.rank() != 0) {
+    // With more ranks than cores, Open MPI's wait yields its core at every
+    // idle round, and the woken thread may serve every operation itself.
+    if (expected && !oversubscribed) {
+      EXPECT_GT(served, 0u) << "rank 0's operations all waited for the progress thread";
+    }
+    if (!expected) {
+      EXPECT_EQ(served, 0u);
+    }
+  }
+  probe.transport().deregister(region);
+}
+
 TEST(ProgressThread, TargetsWaitingInsideMpidsm) {
   exchange_while_targets_idle([](Transport& t) {
     MPI_Request request;

@@ -129,6 +129,10 @@ TEST(Config, YieldWhenIdleAndProgressSpin) {
   EXPECT_NE(what.find("MPIDSM_YIELD_WHEN_IDLE='sometimes' is invalid"), std::string::npos) << what;
   EXPECT_EQ(parse({{"MPIDSM_PROGRESS_SPIN_US", "0"}}).progress_spin_us, 0u);
   EXPECT_EQ(parse({{"MPIDSM_PROGRESS_SPIN_US", "50"}}).progress_spin_us, 50u);
+  EXPECT_TRUE(parse({}).progress_in_mpi);
+  EXPECT_FALSE(parse({{"MPIDSM_PROGRESS_IN_MPI", "0"}}).progress_in_mpi);
+  EXPECT_NE(config_error({{"MPIDSM_PROGRESS_IN_MPI", "maybe"}}).find("MPIDSM_PROGRESS_IN_MPI"),
+            std::string::npos);
   what = config_error({{"MPIDSM_PROGRESS_SPIN_US", "2000000"}});
   EXPECT_NE(what.find("MPIDSM_PROGRESS_SPIN_US='2000000' is invalid"), std::string::npos) << what;
   EXPECT_NE(config_error({{"MPIDSM_PROGRESS_SPIN_US", "-1"}}).find("MPIDSM_PROGRESS_SPIN_US"),

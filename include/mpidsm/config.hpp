@@ -50,6 +50,9 @@ struct Config {
   YieldMode yield_when_idle = YieldMode::automatic;
   /// Microseconds the progress thread keeps polling after its last work.
   std::size_t progress_spin_us = 200;
+  /// While the progress thread runs, blocking MPI calls of this rank (Open
+  /// MPI's progress loop) drive the UCX worker too.
+  bool progress_in_mpi = true;
   /// Message size from which UCX switches tagged sends to rendezvous; 0 lets UCX decide.
   std::size_t rndv_threshold = 0;
   /// Tagged messages to ranks of this node up to this size travel through

@@ -56,6 +56,9 @@ class Runtime {
   Transport& transport();
   /// Whether the progress thread has started (docs/progress.md).
   bool progress_thread_running() const;
+  /// Whether blocking MPI calls of this rank drive mpidsm's progress too
+  /// (MPIDSM_PROGRESS_IN_MPI, with Open MPI, once the progress thread runs).
+  bool progress_in_mpi() const;
   /// Expires when the runtime is finalized. Objects built on the runtime (Pgas,
   /// Dsm) keep it, refuse to be used once it expired, and then leave out the
   /// collective part of their destruction.

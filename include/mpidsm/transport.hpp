@@ -336,6 +336,12 @@ class Transport {
   /// the transport (which then drives it; a helper calling in too would only
   /// spin on the worker's lock). True when something happened.
   bool progress_as_helper();
+  /// For MPI's progress loop, on a thread blocked in MPI, once a progress
+  /// thread runs: drives UCX once unless another thread of this rank is
+  /// inside the transport (which drives it). True when something happened.
+  bool progress_from_mpi();
+  /// How many progress_from_mpi calls found something to do.
+  std::uint64_t progressed_from_mpi() const;
   /// For a progress thread (transports created `shareable`): arms the worker
   /// and blocks without polling until it has events that no thread waiting
   /// inside the transport will handle, or until interrupt_sleep(). Returns at

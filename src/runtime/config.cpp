@@ -16,6 +16,7 @@ namespace {
 
 constexpr const char* kProgressThread = "MPIDSM_PROGRESS_THREAD";
 constexpr const char* kProgressSpin = "MPIDSM_PROGRESS_SPIN_US";
+constexpr const char* kProgressInMpi = "MPIDSM_PROGRESS_IN_MPI";
 constexpr const char* kYieldWhenIdle = "MPIDSM_YIELD_WHEN_IDLE";
 constexpr const char* kRndvThresh = "MPIDSM_RNDV_THRESH";
 constexpr const char* kShmEagerLimit = "MPIDSM_SHM_EAGER_LIMIT";
@@ -39,6 +40,10 @@ constexpr std::array kVariables{
                    "<microseconds>: how long the progress thread keeps polling after it last "
                    "found work before it sleeps (a wake-up costs tens of microseconds; 0 "
                    "sleeps at once)"},
+    ConfigVariable{kProgressInMpi, "1",
+                   "0|1: while the progress thread runs, Open MPI's progress loop (any blocking "
+                   "MPI call of this rank) also drives mpidsm's UCX worker, so peers' operations "
+                   "on this rank need no wake-up of the thread"},
     ConfigVariable{kYieldWhenIdle, "auto",
                    "auto|on|off: blocking waits yield the CPU after a short run of idle polls "
                    "(like Open MPI's mpi_yield_when_idle); auto when the node runs more ranks "
@@ -170,6 +175,8 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
     config.progress_thread = parse_mode<ProgressMode>(kProgressThread, v);
   if (const char* v = lookup(kYieldWhenIdle))
     config.yield_when_idle = parse_mode<YieldMode>(kYieldWhenIdle, v);
+  if (const char* v = lookup(kProgressInMpi))
+    config.progress_in_mpi = parse_switch(kProgressInMpi, v);
   if (const char* v = lookup(kProgressSpin)) {
     config.progress_spin_us = parse_count(kProgressSpin, v);
     if (config.progress_spin_us > 1000000) bad_value(kProgressSpin, v, "at most 1000000 (1 s)");
@@ -228,6 +235,7 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
   return {
       {kProgressThread, to_string(progress_thread)},
       {kProgressSpin, std::to_string(progress_spin_us)},
+      {kProgressInMpi, progress_in_mpi ? "1" : "0"},
       {kYieldWhenIdle, to_string(yield_when_idle)},
       {kRndvThresh, rndv_threshold == 0 ? "auto" : std::to_string(rndv_threshold)},
       {kShmEagerLimit, std::to_string(shm_eager_limit)},

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "../transport/mpi_exchange.hpp"
+#include "mpi_progress_hook.hpp"
 #include "progress_thread.hpp"
 
 extern char** environ;
@@ -77,10 +78,13 @@ struct Runtime::State {
   Config config;
   std::unique_ptr<Transport> transport;
   std::unique_ptr<detail::ProgressThread> progress;
+  std::unique_ptr<detail::MpiProgressHook> mpi_progress;
   std::shared_ptr<const void> alive = std::make_shared<int>(0);
 
   ~State() {
-    progress.reset();  // the worker must outlive the thread that drives it
+    // The worker must outlive what drives it.
+    mpi_progress.reset();
+    progress.reset();
     transport.reset();
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -88,9 +92,11 @@ struct Runtime::State {
   }
 
   void start_progress_thread() {
-    if (!progress)
-      progress = std::make_unique<detail::ProgressThread>(
-          *transport, std::chrono::microseconds(config.progress_spin_us));
+    if (progress) return;
+    progress = std::make_unique<detail::ProgressThread>(
+        *transport, std::chrono::microseconds(config.progress_spin_us));
+    if (config.progress_in_mpi)
+      mpi_progress = std::make_unique<detail::MpiProgressHook>(*transport);
   }
 };
 
@@ -182,6 +188,9 @@ Transport& Runtime::transport() {
 }
 bool Runtime::progress_thread_running() const {
   return state().progress != nullptr;
+}
+bool Runtime::progress_in_mpi() const {
+  return state().mpi_progress != nullptr && state().mpi_progress->active();
 }
 std::weak_ptr<const void> Runtime::lifetime() const {
   return state().alive;

@@ -269,6 +269,21 @@ bool Transport::progress_as_helper() {
   return progressed;
 }
 
+// Counted inside as a wait is: the progress thread stays out meanwhile, and
+// does not wake for what this call handles.
+bool Transport::progress_from_mpi() {
+  detail::ProgressHandoff& handoff = impl_->handoff;
+  if (!handoff.helper_running() || handoff.others_inside()) return false;
+  detail::CountedInside counted(handoff);
+  if (ucp_worker_progress(impl_->worker) == 0) return false;
+  impl_->progressed_from_mpi.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+std::uint64_t Transport::progressed_from_mpi() const {
+  return impl_->progressed_from_mpi.load(std::memory_order_relaxed);
+}
+
 // The helper's own calls do not count as inside: they bracket themselves.
 void Transport::sleep_until_events() {
   impl_->handoff.sleep();
