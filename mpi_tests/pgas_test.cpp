@@ -231,6 +231,42 @@ TEST_F(PgasTest, PutWithSignalDeliversDataBeforeSignal) {
   p.free(data);
 }
 
+// The message pattern with small puts: data, fence, flag; and small puts
+// with signal. Whoever sees the flag or the signal sees the data. (Over tcp
+// small puts travel as remote calls: fence and put_signal must order them.)
+TEST_F(PgasTest, SmallPutsLandBeforeTheFlagAfterAFenceAndBeforeTheirSignal) {
+  Pgas& p = *pgas_;
+  const int me = p.rank(), n = p.size();
+  const int next = (me + 1) % n, prev = (me + n - 1) % n;
+  constexpr std::size_t chunk = 64, chunks = 32, bytes = chunk * chunks;
+  auto data = p.allocate<std::uint8_t>(bytes);
+  auto flag = p.allocate<std::uint64_t>(1);
+  flag[0] = 0;
+  p.barrier();
+  std::vector<std::uint8_t> out(bytes);
+  for (std::uint64_t round = 1; round <= 20; ++round) {
+    fill_pattern(out.data(), me, static_cast<int>(round), bytes);
+    for (std::size_t c = 0; c < chunks; ++c)
+      p.put_nbi(data.at(next, c * chunk), out.data() + c * chunk, chunk);
+    p.fence();
+    p.put(flag.at(next), &round, 1);
+    p.wait_until(flag.local(), Compare::ge, round);
+    ASSERT_EQ(first_mismatch(data.local(), prev, static_cast<int>(round), bytes), bytes)
+        << "round " << round << " after the flag";
+    p.barrier();
+  }
+  for (std::uint64_t round = 21; round <= 40; ++round) {
+    fill_pattern(out.data(), me, static_cast<int>(round), bytes);
+    p.put_signal(data.at(next), out.data(), bytes, flag.at(next), round, SignalOp::set);
+    p.wait_until(flag.local(), Compare::ge, round);
+    ASSERT_EQ(first_mismatch(data.local(), prev, static_cast<int>(round), bytes), bytes)
+        << "round " << round << " after the signal";
+    p.barrier();
+  }
+  p.free(flag);
+  p.free(data);
+}
+
 TEST_F(PgasTest, ErrorsNameWhatWasWrongAndLeaveThePgasUsable) {
   Pgas& p = *pgas_;
   const int me = p.rank(), n = p.size();

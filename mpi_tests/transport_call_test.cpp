@@ -36,7 +36,7 @@ Transport::Answer answer_slice(void* context, int, const std::byte* bytes, std::
   return {table.bytes.data() + ask.offset, ask.size};
 }
 
-void ignore(void*, int, const std::byte*, std::size_t) {}
+void ignore(void*, int, std::uint64_t, const std::byte*, std::size_t) {}
 
 class TransportCall : public testing::WorldRuntimeTest<::testing::Test> {
  protected:

@@ -80,13 +80,15 @@ TEST(Config, DsmCachePrefetchLocksAndStats) {
   EXPECT_FALSE(defaults.dsm_stats);
   EXPECT_TRUE(defaults.barrier_refetch);
   EXPECT_TRUE(defaults.fetch_by_call);
+  EXPECT_TRUE(defaults.put_by_call);
   const Config set = parse({{"MPIDSM_CACHE_PAGES", "3"},
                             {"MPIDSM_PREFETCH_PAGES", "0"},
                             {"MPIDSM_MAX_CHECKING_PAGES", "64"},
                             {"MPIDSM_LOCKS", "100000"},
                             {"MPIDSM_STATS", "1"},
                             {"MPIDSM_BARRIER_REFETCH", "0"},
-                            {"MPIDSM_FETCH_BY_CALL", "0"}});
+                            {"MPIDSM_FETCH_BY_CALL", "0"},
+                            {"MPIDSM_PUT_BY_CALL", "0"}});
   EXPECT_EQ(set.cache_pages, 3u);
   EXPECT_EQ(set.prefetch_pages, 0u);
   EXPECT_EQ(set.max_checking_pages, 64u);
@@ -94,6 +96,7 @@ TEST(Config, DsmCachePrefetchLocksAndStats) {
   EXPECT_TRUE(set.dsm_stats);
   EXPECT_FALSE(set.barrier_refetch);
   EXPECT_FALSE(set.fetch_by_call);
+  EXPECT_FALSE(set.put_by_call);
   EXPECT_NE(config_error({{"MPIDSM_CACHE_PAGES", "0"}}).find("at least 1"), std::string::npos);
   EXPECT_NE(config_error({{"MPIDSM_PREFETCH_PAGES", "8K"}}).find("MPIDSM_PREFETCH_PAGES='8K'"),
             std::string::npos);

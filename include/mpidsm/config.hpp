@@ -84,6 +84,10 @@ struct Config {
   /// DSM pages with one call their home answers with the pages, rather than
   /// with one-sided atomics and gets (two round trips).
   bool fetch_by_call = true;
+  /// When UCX reaches every peer not on this node through active messages
+  /// (tcp), send PGAS puts and put_signals of up to 8 KiB as one call the
+  /// target acknowledges, rather than as UCX's emulated put plus its flush.
+  bool put_by_call = true;
 
   /// Reads the environment. Throws Error(Errc::config) on a bad value.
   static Config from_environment();

@@ -281,8 +281,9 @@ class Transport {
   /// it may run beside the peer's other threads. For work one-sided
   /// operations would need many round trips for, such as writing a diff of
   /// scattered runs. It must not block, throw or call into the Transport.
-  using RemoteHandler = void (*)(void* context, int source, const std::byte* bytes,
-                                 std::size_t size);
+  /// `argument` is the caller's (call_nbi).
+  using RemoteHandler = void (*)(void* context, int source, std::uint64_t argument,
+                                 const std::byte* bytes, std::size_t size);
   /// Collective: every rank adds the same handlers in the same order, so an id
   /// names the same handler everywhere (Errc::collective_mismatch otherwise).
   std::uint32_t add_remote_handler(RemoteHandler handler, void* context);
@@ -290,8 +291,13 @@ class Transport {
   void remove_remote_handler(std::uint32_t id) noexcept;
   /// Runs handler `id` at `peer` on [bytes, bytes+size), which must stay
   /// unchanged until the next flush of `peer` (or flush_all): that flush
-  /// returns once the handler has returned at the peer.
-  void call_nbi(int peer, std::uint32_t id, const void* bytes, std::size_t size);
+  /// returns once the handler has returned at the peer. The handler gets
+  /// `argument` too (an offset, say, so the bytes need no header of theirs).
+  void call_nbi(int peer, std::uint32_t id, const void* bytes, std::size_t size,
+                std::uint64_t argument = 0);
+  /// As call_nbi, but the bytes may be reused on return.
+  void call(int peer, std::uint32_t id, const void* bytes, std::size_t size,
+            std::uint64_t argument = 0);
   /// What an answering handler sends back: `size` bytes at `data`, memory of
   /// the callee that stays unchanged until sent (size 0: an empty answer).
   struct Answer {

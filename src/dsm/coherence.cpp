@@ -182,8 +182,8 @@ void Dsm::Engine::flush_written_homes() {
 // Runs in this rank's progress (its progress thread, or a wait inside
 // mpidsm), beside the application: writes into the master copy, which is
 // never protected, only bytes the sender changed.
-void Dsm::Engine::apply_remote_diffs(void* engine, int source, const std::byte* bytes,
-                                     std::size_t size) {
+void Dsm::Engine::apply_remote_diffs(void* engine, int source, std::uint64_t,
+                                     const std::byte* bytes, std::size_t size) {
   auto& self = *static_cast<Engine*>(engine);
   if (!detail::apply_diffs(bytes, size, self.region_.master(), self.pages_, self.page_size_)) {
     std::fprintf(stderr, "mpidsm: rank %d: malformed DSM diff message from rank %d\n", self.rank_,

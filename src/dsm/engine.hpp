@@ -169,8 +169,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   // coherence.cpp
   void write_diff(std::size_t page, bool already_read_only = false);
   // The remote handler that applies other ranks' diffs to pages homed here.
-  static void apply_remote_diffs(void* engine, int source, const std::byte* bytes,
-                                 std::size_t size);
+  static void apply_remote_diffs(void* engine, int source, std::uint64_t argument,
+                                 const std::byte* bytes, std::size_t size);
   void release_pinned(std::size_t page);
   void release();
   void release_home_page(std::size_t page);

@@ -15,6 +15,7 @@
 
 #include "dsm/fault_handler.hpp"
 #include "heap_allocator.hpp"
+#include "put_calls.hpp"
 #include "transport/mpi_exchange.hpp"
 
 namespace mpidsm {
@@ -62,7 +63,8 @@ struct Pgas::State {
   detail::HeapAllocator allocator;
   std::deque<detail::Allocation> allocations;
   std::uint64_t next_generation = 1;
-  bool ucx_pending = false;  // UCX operations issued since the last quiet
+  bool ucx_pending = false;                   // UCX operations issued since the last quiet
+  std::optional<detail::PutCalls> put_calls;  // small puts to peers reached through messages
 
   State(Runtime& rt, std::size_t heap_size)
       : runtime(rt), transport(rt.transport()), allocator(heap_size) {}
@@ -147,12 +149,18 @@ Pgas::Pgas(Runtime& runtime) {
     s.direct_base[r] = config.direct_access ? static_cast<std::byte*>(s.heap.mapped(r)) : nullptr;
   s.heap_mapped_everywhere = s.heap.all_mapped();
   s.direct_atomics = s.heap_mapped_everywhere && config.direct_access;
+  s.put_calls.emplace(s.transport, runtime.comm(), s.local_base, config.heap_size, s.direct_base,
+                      config.put_by_call);
 }
 
 // After Runtime::finalize UCX has released the heap with everything else:
 // nothing is left to do. After MPI_Finalize the heap is released locally.
 Pgas::~Pgas() {
-  if (!state_ || alive_.expired()) return;
+  if (!state_) return;
+  if (alive_.expired()) {
+    state_->put_calls->abandon_transport();
+    return;
+  }
   try {
     quiet();
     state_->transport.deregister(state_->heap);
@@ -270,6 +278,11 @@ Request Pgas::put_bytes(const detail::GlobalAddress& dst, const void* src, std::
     return Request();
   }
   s.ucx_pending = true;  // remote completion waits for quiet() either way
+  if (s.put_calls->takes(bytes)) {
+    detail::ScopedPin pin(src, bytes, false);
+    s.put_calls->put(dst.rank, offset, src, bytes);  // src is free again: complete locally
+    return Request();
+  }
   if (completion == Completion::request)
     return s.transport.put_nb(dst.rank, s.heap, offset, src, bytes);
   s.transport.put_nbi(dst.rank, s.heap, offset, src, bytes);
@@ -409,6 +422,14 @@ void Pgas::put_signal_bytes(const detail::GlobalAddress& dst, const void* src, s
                     " but the signal word is on rank " + std::to_string(signal.rank));
   if (signal_offset % sizeof(std::uint64_t) != 0)
     throw Error(Errc::invalid_argument, rank_, "put_signal: signal word is not 8-byte aligned");
+  const std::size_t offset = s.resolve(dst, bytes, "put_signal");
+  if (!s.direct_base[dst.rank] && s.put_calls->takes(bytes)) {
+    check_local(src, bytes, "put_signal", "source");
+    s.ucx_pending = true;
+    detail::ScopedPin pin(src, bytes, false);
+    s.put_calls->put_signal(dst.rank, offset, src, bytes, signal_offset, value, op);
+    return;
+  }
   put_bytes(dst, src, bytes, Completion::request, "put_signal").wait();
   // Release ordering: the data lands before the signal changes.
   fence();

@@ -30,6 +30,7 @@ constexpr const char* kLocks = "MPIDSM_LOCKS";
 constexpr const char* kStats = "MPIDSM_STATS";
 constexpr const char* kBarrierRefetch = "MPIDSM_BARRIER_REFETCH";
 constexpr const char* kFetchByCall = "MPIDSM_FETCH_BY_CALL";
+constexpr const char* kPutByCall = "MPIDSM_PUT_BY_CALL";
 
 constexpr std::array kVariables{
     ConfigVariable{kProgressThread, "auto",
@@ -84,6 +85,10 @@ constexpr std::array kVariables{
                    "0|1: when UCX reaches every remote home through active messages (tcp), a "
                    "DSM fetch asks the home for its pages in one call, which the home answers "
                    "with them (0: one-sided atomics and gets, two round trips)"},
+    ConfigVariable{kPutByCall, "1",
+                   "0|1: when UCX reaches every peer not on this node through active messages "
+                   "(tcp), a PGAS put (or put_signal) of up to 8 KiB is one call the target "
+                   "acknowledges (0: UCX's emulated put, whose flush costs another round trip)"},
 };
 
 [[noreturn]] void bad_value(const char* variable, const std::string& value, const char* allowed) {
@@ -215,6 +220,7 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   if (const char* v = lookup(kBarrierRefetch))
     config.barrier_refetch = parse_switch(kBarrierRefetch, v);
   if (const char* v = lookup(kFetchByCall)) config.fetch_by_call = parse_switch(kFetchByCall, v);
+  if (const char* v = lookup(kPutByCall)) config.put_by_call = parse_switch(kPutByCall, v);
   if (const char* v = lookup(kDirectAccess)) {
     std::string text(v);
     if (text == "auto" || text == "on")
@@ -249,6 +255,7 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
       {kStats, dsm_stats ? "1" : "0"},
       {kBarrierRefetch, barrier_refetch ? "1" : "0"},
       {kFetchByCall, fetch_by_call ? "1" : "0"},
+      {kPutByCall, put_by_call ? "1" : "0"},
   };
 }
 

@@ -135,6 +135,7 @@ void Transport::atomic_post_raw(AtomicOp op, int peer, const MemoryRegion& regio
   impl_->wait(ucp_atomic_op_nbx(impl_->endpoints[peer], to_ucp(op), &buffer, 1, key.base + offset,
                                 static_cast<ucp_rkey_h>(key.rkey), &param),
               to_string(op), peer);
+  impl_->note_rma(peer);
 }
 
 }  // namespace mpidsm

@@ -71,7 +71,7 @@ ucs_status_t Transport::Impl::on_call(void* arg, const void* header, std::size_t
               s.rank, "answering a remote call", call.source);
     return UCS_OK;
   }
-  slot->handler.load(std::memory_order_acquire)(context, call.source, bytes, length);
+  slot->handler.load(std::memory_order_acquire)(context, call.source, call.argument, bytes, length);
   free_sent(ucp_am_send_nbx(caller, kDoneMessage, &s.acknowledgement_header,
                             sizeof s.acknowledgement_header, nullptr, 0, &send),
             s.rank, "acknowledging a remote call", call.source);
@@ -132,7 +132,6 @@ std::uint32_t Transport::Impl::add_handler(RemoteHandler handler, AnsweringHandl
   const long long values[] = {static_cast<long long>(id)};
   detail::require_same_values(comm, rank, kNames, values, Errc::collective_mismatch, operation);
   auto& slot = remote_handlers[id];
-  slot.header = {id, rank, kUnanswered};
   slot.context.store(context, std::memory_order_relaxed);
   slot.answering.store(answering, std::memory_order_release);
   slot.handler.store(handler, std::memory_order_release);
@@ -153,43 +152,82 @@ void Transport::remove_remote_handler(std::uint32_t id) noexcept {
   impl_->remote_handlers[id].answering.store(nullptr, std::memory_order_release);
 }
 
-void Transport::call_nbi(int peer, std::uint32_t id, const void* bytes, std::size_t size) {
+void Transport::call_nbi(int peer, std::uint32_t id, const void* bytes, std::size_t size,
+                         std::uint64_t argument) {
   auto in_use = impl_->use_worker("call_nbi");
   Impl& s = *impl_;
   s.check_peer(peer, "call_nbi");
   if (id >= s.remote_handlers.size() || s.remote_handlers[id].handler.load() == nullptr)
     throw Error(Errc::invalid_argument, rank_, "call_nbi: no remote handler " + std::to_string(id));
-  ucp_request_param_t param{};
-  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  // Eager: the callee's handler gets the whole message at once, never a
-  // rendezvous descriptor it would have to receive into memory of its own.
-  param.flags = UCP_AM_SEND_FLAG_EAGER;
   auto& pending = s.calls_in_flight[static_cast<std::size_t>(peer)];
   pending.fetch_add(1, std::memory_order_relaxed);
-  ucs_status_ptr_t request =
-      ucp_am_send_nbx(s.endpoints[static_cast<std::size_t>(peer)], kCallMessage,
-                      &s.remote_handlers[id].header, sizeof(Impl::CallHeader), bytes, size, &param);
-  if (UCS_PTR_IS_ERR(request)) pending.fetch_sub(1, std::memory_order_relaxed);
-  // The acknowledgement, not the request, tells that the bytes were used.
-  s.detach(request, "call_nbi", peer);
-}
-
-std::size_t Transport::Impl::claim_answer_header() {
-  for (;;) {
-    for (std::size_t tries = 0; tries < kAnswerHeaders; ++tries) {
-      const std::size_t i =
-          answer_header_cursor.fetch_add(1, std::memory_order_relaxed) % kAnswerHeaders;
-      if (!answer_header_busy[i].exchange(true, std::memory_order_acquire)) return i;
-    }
-    // Every header is still being sent: sends complete as UCX progresses.
-    ucp_worker_progress(worker);
-    check_peers("call_answered");
+  try {
+    s.send_call(peer, {id, rank_, Impl::kUnanswered, 0, argument}, bytes, size, "call_nbi");
+  } catch (const Error&) {
+    pending.fetch_sub(1, std::memory_order_relaxed);
+    throw;
   }
 }
 
-void Transport::Impl::release_answer_header(void* request, ucs_status_t, void* busy) {
+void Transport::call(int peer, std::uint32_t id, const void* bytes, std::size_t size,
+                     std::uint64_t argument) {
+  auto in_use = impl_->use_worker("call");
+  Impl& s = *impl_;
+  s.check_peer(peer, "call");
+  if (id >= s.remote_handlers.size() || s.remote_handlers[id].handler.load() == nullptr)
+    throw Error(Errc::invalid_argument, rank_, "call: no remote handler " + std::to_string(id));
+  auto& pending = s.calls_in_flight[static_cast<std::size_t>(peer)];
+  pending.fetch_add(1, std::memory_order_relaxed);
+  std::size_t sending = Impl::kSent;
+  try {
+    sending = s.send_call(peer, {id, rank_, Impl::kUnanswered, 0, argument}, bytes, size, "call");
+  } catch (const Error&) {
+    pending.fetch_sub(1, std::memory_order_relaxed);
+    throw;
+  }
+  // The bytes are the caller's again once UCX has sent them.
+  if (sending != Impl::kSent)
+    s.progress_until([&] { return !s.call_header_busy[sending].load(std::memory_order_acquire); },
+                     "call");
+}
+
+std::size_t Transport::Impl::claim_call_header() {
+  for (;;) {
+    for (std::size_t tries = 0; tries < kCallHeaders; ++tries) {
+      const std::size_t i =
+          call_header_cursor.fetch_add(1, std::memory_order_relaxed) % kCallHeaders;
+      if (!call_header_busy[i].exchange(true, std::memory_order_acquire)) return i;
+    }
+    // Every header is still being sent: sends complete as UCX progresses.
+    ucp_worker_progress(worker);
+    check_peers("sending a remote call");
+  }
+}
+
+void Transport::Impl::release_call_header(void* request, ucs_status_t, void* busy) {
   static_cast<std::atomic<bool>*>(busy)->store(false, std::memory_order_release);
   ucp_request_free(request);
+}
+
+std::size_t Transport::Impl::send_call(int peer, const CallHeader& header, const void* bytes,
+                                       std::size_t size, const char* operation) {
+  const std::size_t h = claim_call_header();
+  call_headers[h] = header;
+  ucp_request_param_t param{};
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  // Eager: the callee's handler gets the whole message at once, never a
+  // rendezvous descriptor it would have to receive into memory of its own.
+  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  param.cb.send = &Impl::release_call_header;
+  param.user_data = &call_header_busy[h];
+  ucs_status_ptr_t request =
+      ucp_am_send_nbx(endpoints[static_cast<std::size_t>(peer)], kCallMessage, &call_headers[h],
+                      sizeof(CallHeader), bytes, size, &param);
+  if (request != nullptr && !UCS_PTR_IS_ERR(request)) return h;  // the callback frees both
+  call_header_busy[h].store(false, std::memory_order_release);
+  if (UCS_PTR_IS_ERR(request)) detail::throw_ucx(rank, operation, peer, UCS_PTR_STATUS(request));
+  return kSent;
 }
 
 Request Transport::call_answered(int peer, std::uint32_t id, const void* bytes, std::size_t size,
@@ -211,22 +249,11 @@ Request Transport::call_answered(int peer, std::uint32_t id, const void* bytes, 
       ucp_tag_recv_nbx(s.worker, answer, capacity, answer_tag(s.runtime_id, peer, sequence),
                        ~std::uint64_t{0}, &receive),
       Request::Kind::receive, "call_answered", peer, capacity);
-  const std::size_t h = s.claim_answer_header();
-  s.answer_headers[h] = {id, rank_, sequence};
-  ucp_request_param_t param{};
-  param.op_attr_mask =
-      UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-  param.flags = UCP_AM_SEND_FLAG_EAGER;  // the callee's handler takes the whole message
-  param.cb.send = &Impl::release_answer_header;
-  param.user_data = &s.answer_header_busy[h];
-  ucs_status_ptr_t request =
-      ucp_am_send_nbx(s.endpoints[static_cast<std::size_t>(peer)], kCallMessage,
-                      &s.answer_headers[h], sizeof(Impl::CallHeader), bytes, size, &param);
-  if (request != nullptr && !UCS_PTR_IS_ERR(request)) return answered;
-  s.answer_header_busy[h].store(false, std::memory_order_release);
-  if (UCS_PTR_IS_ERR(request)) {
+  try {
+    s.send_call(peer, {id, rank_, sequence, 0, 0}, bytes, size, "call_answered");
+  } catch (const Error&) {
     answered.cancel();
-    detail::throw_ucx(rank_, "call_answered", peer, UCS_PTR_STATUS(request));
+    throw;
   }
   return answered;
 }

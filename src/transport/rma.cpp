@@ -17,6 +17,7 @@ void Transport::put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, c
   impl_->detach(ucp_put_nbx(impl_->endpoints[peer], src, size, key.base + offset,
                             static_cast<ucp_rkey_h>(key.rkey), &param),
                 "put", peer);
+  impl_->note_rma(peer);  // after issuing: a flush that sees it covers the put
 }
 
 void Transport::get_nbi(int peer, const MemoryRegion& src, std::size_t offset, void* dst,
@@ -28,6 +29,7 @@ void Transport::get_nbi(int peer, const MemoryRegion& src, std::size_t offset, v
   impl_->detach(ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
                             static_cast<ucp_rkey_h>(key.rkey), &param),
                 "get", peer);
+  impl_->note_rma(peer);
 }
 
 Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset, const void* src,
@@ -38,6 +40,7 @@ Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset,
   ucp_request_param_t param{};
   ucs_status_ptr_t request = ucp_put_nbx(impl_->endpoints[peer], src, size, key.base + offset,
                                          static_cast<ucp_rkey_h>(key.rkey), &param);
+  impl_->note_rma(peer);
   return Request(this, request, Request::Kind::send_or_rma, "put", peer, 0, src, pinned ? size : 0);
 }
 
@@ -49,6 +52,7 @@ Request Transport::get_nb(int peer, const MemoryRegion& src, std::size_t offset,
   ucp_request_param_t param{};
   ucs_status_ptr_t request = ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
                                          static_cast<ucp_rkey_h>(key.rkey), &param);
+  impl_->note_rma(peer);
   return Request(this, request, Request::Kind::send_or_rma, "get", peer, 0, dst, pinned ? size : 0);
 }
 
@@ -69,11 +73,16 @@ void Transport::get(int peer, const MemoryRegion& src, std::size_t offset, void*
               "get", peer);
 }
 
+// UCX's flush only where a put, get or atomic went to the peer since its
+// last flush: over tcp, after any traffic (remote calls included), it sends
+// a zero-length put and waits for its acknowledgement, a round trip that
+// calls, acknowledged themselves, do not need.
 void Transport::flush(int peer) {
   auto in_use = impl_->use_worker("flush");
   impl_->check_peer(peer, "flush");
   ucp_request_param_t param{};
-  impl_->wait(ucp_ep_flush_nbx(impl_->endpoints[peer], &param), "flush", peer);
+  if (impl_->rma_since_flush[static_cast<std::size_t>(peer)].exchange(false))
+    impl_->wait(ucp_ep_flush_nbx(impl_->endpoints[peer], &param), "flush", peer);
   impl_->wait_for_calls(peer, "flush");
   impl_->unpin_flushed(peer);
 }
@@ -90,6 +99,7 @@ void Transport::flush_all() {
   pending.clear();
   ucp_request_param_t param{};
   for (int peer = 0; peer < size_; ++peer) {
+    if (!impl_->rma_since_flush[static_cast<std::size_t>(peer)].exchange(false)) continue;
     ucs_status_ptr_t request = ucp_ep_flush_nbx(impl_->endpoints[peer], &param);
     if (UCS_PTR_IS_ERR(request)) {
       for (auto [r, p] : pending) impl_->wait(r, "flush_all", p);

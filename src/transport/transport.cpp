@@ -167,6 +167,7 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
   std::vector<std::byte> mine = worker_address(rank_, s.worker);
   auto addresses = detail::allgather_blobs(comm, mine);
   s.endpoints.assign(size_, nullptr);
+  s.rma_since_flush = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(size_));
   for (int peer = 0; peer < size_; ++peer) {
     ucp_ep_params_t params{};
     params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;

@@ -73,13 +73,14 @@ struct Transport::Impl {
     std::uint32_t handler;
     std::int32_t source;
     std::uint32_t answer_sequence;  // kUnanswered: acknowledge, do not answer
+    std::uint32_t reserved;
+    std::uint64_t argument;  // the caller's, for the handler
   };
   static constexpr std::uint32_t kUnanswered = ~std::uint32_t{0};
   struct RemoteHandlerSlot {
     std::atomic<RemoteHandler> handler{nullptr};
     std::atomic<AnsweringHandler> answering{nullptr};
     std::atomic<void*> context{nullptr};
-    CallHeader header{};
     bool in_use() const {
       return handler.load(std::memory_order_acquire) != nullptr ||
              answering.load(std::memory_order_acquire) != nullptr;
@@ -87,16 +88,28 @@ struct Transport::Impl {
   };
   std::array<RemoteHandlerSlot, 32> remote_handlers;
   std::uint32_t add_handler(RemoteHandler handler, AnsweringHandler answering, void* context);
-  // Headers of answered calls in flight (each carries its answer's tag), free
-  // again when UCX completes the send: claimed by a scan from a rotating
-  // cursor, so neither side takes a lock or allocates.
-  static constexpr std::size_t kAnswerHeaders = 256;
-  std::array<CallHeader, kAnswerHeaders> answer_headers{};
-  std::array<std::atomic<bool>, kAnswerHeaders> answer_header_busy{};
-  std::atomic<std::size_t> answer_header_cursor{0};
+  // Headers of calls in flight (each carries its argument and its answer's
+  // tag; UCX reads a send's header until the send completes), free again
+  // when UCX completes the send: claimed by a scan from a rotating cursor,
+  // so neither side takes a lock or allocates.
+  static constexpr std::size_t kCallHeaders = 256;
+  static constexpr std::size_t kSent = ~std::size_t{0};
+  std::array<CallHeader, kCallHeaders> call_headers{};
+  std::array<std::atomic<bool>, kCallHeaders> call_header_busy{};
+  std::atomic<std::size_t> call_header_cursor{0};
   std::atomic<std::uint32_t> next_answer_sequence{0};
-  std::size_t claim_answer_header();
-  static void release_answer_header(void* request, ucs_status_t status, void* header);
+  std::size_t claim_call_header();
+  static void release_call_header(void* request, ucs_status_t status, void* busy);
+  // Sends a call; returns its header's index while UCX still reads the
+  // bytes, kSent once it has let go of them. Throws on a failed send.
+  std::size_t send_call(int peer, const CallHeader& header, const void* bytes, std::size_t size,
+                        const char* operation);
+  // Per peer: a put, get or atomic issued since its last flush, so the next
+  // flush needs UCX's (over tcp: a zero-length put and its acknowledgement).
+  std::unique_ptr<std::atomic<bool>[]> rma_since_flush;
+  void note_rma(int peer) {
+    rma_since_flush[static_cast<std::size_t>(peer)].store(true, std::memory_order_relaxed);
+  }
   std::int32_t acknowledgement_header = 0;  // this rank
   // Per peer: calls sent whose handler has not yet reported back.
   std::unique_ptr<std::atomic<std::int64_t>[]> calls_in_flight;

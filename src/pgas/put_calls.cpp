@@ -1,0 +1,96 @@
+#include "put_calls.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "transport/mpi_exchange.hpp"
+
+namespace mpidsm::detail {
+namespace {
+
+// Every rank wants calls, and reaches every peer not mapped there through messages.
+bool agreed(Transport& transport, MPI_Comm comm, const std::vector<std::byte*>& mapped,
+            bool wanted) {
+  int mine = wanted ? 1 : 0;
+  for (int peer = 0; mine && peer < transport.size(); ++peer)
+    if (!mapped[static_cast<std::size_t>(peer)] && !transport.rma_through_messages(peer)) mine = 0;
+  int all = 0;
+  check_mpi(transport.rank(), "MPI_Allreduce",
+            MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm));
+  return all != 0;
+}
+
+}  // namespace
+
+PutCalls::PutCalls(Transport& transport, MPI_Comm comm, std::byte* heap, std::size_t size,
+                   const std::vector<std::byte*>& mapped, bool wanted)
+    : transport_(&transport),
+      heap_(heap),
+      size_(size),
+      used_(agreed(transport, comm, mapped, wanted)),
+      staging_(kMaxBytes + sizeof(Signal)),
+      write_id_(transport.add_remote_handler(write, this)),
+      signal_id_(transport.add_remote_handler(write_and_signal, this)) {}
+
+PutCalls::~PutCalls() {
+  if (!transport_) return;
+  transport_->remove_remote_handler(signal_id_);
+  transport_->remove_remote_handler(write_id_);
+}
+
+void PutCalls::put(int rank, std::size_t offset, const void* src, std::size_t bytes) {
+  transport_->call(rank, write_id_, src, bytes, offset);
+}
+
+void PutCalls::put_signal(int rank, std::size_t offset, const void* src, std::size_t bytes,
+                          std::size_t signal_offset, std::uint64_t value, SignalOp op) {
+  std::memcpy(staging_.data(), src, bytes);
+  const Signal signal{signal_offset, value, op == SignalOp::add ? 1u : 0u};
+  std::memcpy(staging_.data() + bytes, &signal, sizeof signal);
+  transport_->call(rank, signal_id_, staging_.data(), bytes + sizeof signal, offset);
+}
+
+void PutCalls::check(int source, std::uint64_t offset, std::size_t size, const char* what) const {
+  if (offset > size_ || size > size_ - offset) malformed(source, offset, size, what);
+}
+
+void PutCalls::malformed(int source, std::uint64_t offset, std::size_t size,
+                         const char* what) const {
+  std::fprintf(stderr, "mpidsm: rank %d: malformed %s call from rank %d (%zu bytes at %llu)\n",
+               transport_ ? transport_->rank() : -1, what, source, size,
+               static_cast<unsigned long long>(offset));
+  std::abort();
+}
+
+void PutCalls::write(void* self_pointer, int source, std::uint64_t offset, const std::byte* bytes,
+                     std::size_t size) {
+  auto& self = *static_cast<PutCalls*>(self_pointer);
+  self.check(source, offset, size, "put");
+  std::memcpy(self.heap_ + offset, bytes, size);
+}
+
+void PutCalls::write_and_signal(void* self_pointer, int source, std::uint64_t offset,
+                                const std::byte* bytes, std::size_t size) {
+  auto& self = *static_cast<PutCalls*>(self_pointer);
+  Signal signal{};
+  if (size < sizeof signal) self.malformed(source, offset, size, "put_signal");
+  const std::size_t data = size - sizeof signal;
+  std::memcpy(&signal, bytes + data, sizeof signal);
+  self.check(source, offset, data, "put_signal");
+  self.check(source, signal.offset, sizeof(std::uint64_t), "put_signal");
+  if (signal.offset % sizeof(std::uint64_t) != 0)
+    self.malformed(source, signal.offset, sizeof(std::uint64_t), "put_signal");
+  std::memcpy(self.heap_ + offset, bytes, data);
+  // Seq_cst, as the rank's own atomics and UCX's emulated ones on this word:
+  // a waiter that sees the signal sees the data written before it.
+  std::atomic_ref<std::uint64_t> word(
+      *reinterpret_cast<std::uint64_t*>(self.heap_ + signal.offset));
+  if (signal.add)
+    word.fetch_add(signal.value);
+  else
+    word.exchange(signal.value);
+}
+
+}  // namespace mpidsm::detail

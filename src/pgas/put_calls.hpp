@@ -1,0 +1,74 @@
+// Small puts as remote calls, for peers whose memory UCX reaches through
+// active messages (tcp). There a put is an active message anyway, which the
+// target acknowledges; UCX's flush then adds its own round trip (a
+// zero-length put and its acknowledgement), so put + quiet cost two round
+// trips where Open MPI's osc/pt2pt takes one. As a call (the heap offset in
+// its header, the data as its payload) the put's acknowledgement is its
+// remote completion, and quiet waits for nothing else (Transport::flush
+// skips UCX's flush where no put, get or atomic went). put_signal is one
+// call too: the handler writes the data, then the signal word.
+//
+// Used only when every rank reaches every peer not mapped on its node
+// through messages (agreed at construction): the signal handler changes
+// the word with CPU atomics, which must never race a NIC's atomics on it.
+// Ordering: fence() keeps its meaning because calls, UCX's emulated puts
+// and atomics to one peer all travel as active messages on the endpoint's
+// one tcp lane, which the target handles in arrival order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "mpidsm/pgas.hpp"
+#include "mpidsm/transport.hpp"
+
+namespace mpidsm::detail {
+
+class PutCalls {
+ public:
+  // Puts of at most this many bytes go as calls: one eager message.
+  static constexpr std::size_t kMaxBytes = 8192;
+
+  // Collective over comm. `heap`: this rank's part (every rank's has `size`
+  // bytes); `mapped[r]`: rank r's heap is mapped here (no call to it).
+  PutCalls(Transport& transport, MPI_Comm comm, std::byte* heap, std::size_t size,
+           const std::vector<std::byte*>& mapped, bool wanted);
+  ~PutCalls();
+  PutCalls(const PutCalls&) = delete;
+  PutCalls& operator=(const PutCalls&) = delete;
+  // The transport is gone (its Runtime finalized first): nothing to unregister.
+  void abandon_transport() { transport_ = nullptr; }
+
+  bool takes(std::size_t bytes) const { return used_ && bytes <= kMaxBytes; }
+  // Both return once `src` may be reused; remote completion comes with quiet.
+  void put(int rank, std::size_t offset, const void* src, std::size_t bytes);
+  // The data lands before the signal word changes; `src` may be reused on return.
+  void put_signal(int rank, std::size_t offset, const void* src, std::size_t bytes,
+                  std::size_t signal_offset, std::uint64_t value, SignalOp op);
+
+ private:
+  struct Signal {
+    std::uint64_t offset;
+    std::uint64_t value;
+    std::uint64_t add;  // SignalOp::add, else set
+  };
+  static void write(void* self, int source, std::uint64_t offset, const std::byte* bytes,
+                    std::size_t size);
+  static void write_and_signal(void* self, int source, std::uint64_t offset, const std::byte* bytes,
+                               std::size_t size);
+  // Aborts on a call outside the heap: the caller checked it, so a protocol bug.
+  void check(int source, std::uint64_t offset, std::size_t size, const char* what) const;
+  [[noreturn]] void malformed(int source, std::uint64_t offset, std::size_t size,
+                              const char* what) const;
+
+  Transport* transport_;
+  std::byte* heap_;
+  std::size_t size_;
+  bool used_;
+  std::vector<std::byte> staging_;  // put_signal's data and signal, one message
+  std::uint32_t write_id_;
+  std::uint32_t signal_id_;
+};
+
+}  // namespace mpidsm::detail
