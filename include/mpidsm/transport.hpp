@@ -323,6 +323,11 @@ class Transport {
   /// every put, get or atomic then needs the peer's CPU, and a call that
   /// does several of them at once saves round trips.
   bool rma_through_messages(int peer) const;
+  /// Collective: true when every rank `wants` it and reaches each peer it
+  /// does not map (`mapped(peer)`: loads and stores reach it) only through
+  /// messages. Then no peer reaches this rank's memory with a NIC's atomics,
+  /// and a handler may change it with CPU atomics.
+  bool all_reach_through_messages(bool wants, const std::function<bool(int)>& mapped);
 
   // --- progress --------------------------------------------------------------------
   /// Drives UCX once; true when something happened.

@@ -57,7 +57,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       homes_written_(static_cast<std::size_t>(runtime.size()), false),
       held_(locks_.count(), false),
       holder_(locks_.count()),
-      page_calls_(transport_, runtime.comm(), sharing_, region_, page_size_, cache_.capacity(),
+      page_calls_(transport_, sharing_, region_, page_size_, cache_.capacity(),
                   settings.fetch_by_call),
       diffs_(transport_, page_size_, &Engine::apply_remote_diffs, this, stats_.diff_messages) {
   free_twins_.reserve(cache_.capacity());

@@ -5,34 +5,17 @@
 #include <cstring>
 #include <string>
 
-#include "transport/mpi_exchange.hpp"
-
 namespace mpidsm::detail {
-namespace {
 
-// Every rank wants calls, and reaches every home not mapped there through messages.
-bool all_through_messages(Transport& transport, MPI_Comm comm, bool wanted,
-                          const DsmRegion& region) {
-  int mine = wanted ? 1 : 0;
-  for (int peer = 0; mine && peer < transport.size(); ++peer)
-    if (!region.peer_master(peer) && !transport.rma_through_messages(peer)) mine = 0;
-  int all = 0;
-  check_mpi(transport.rank(), "MPI_Allreduce",
-            MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm));
-  return all != 0;
-}
-
-}  // namespace
-
-PageCalls::PageCalls(Transport& transport, MPI_Comm comm, SharingRecord& sharing,
-                     const DsmRegion& region, std::size_t page_size, std::size_t max_runs,
-                     bool wanted)
+PageCalls::PageCalls(Transport& transport, SharingRecord& sharing, const DsmRegion& region,
+                     std::size_t page_size, std::size_t max_runs, bool wanted)
     : transport_(&transport),
       sharing_(sharing),
       master_(region.master()),
       pages_(region.size() / page_size),
       page_size_(page_size),
-      used_(all_through_messages(transport, comm, wanted, region)),
+      used_(transport.all_reach_through_messages(
+          wanted, [&](int peer) { return region.peer_master(peer) != nullptr; })),
       handler_(transport.add_answering_handler(answer, this)) {
   calls_.reserve(max_runs);
 }

@@ -26,9 +26,9 @@ namespace mpidsm::detail {
 
 class PageCalls {
  public:
-  // Collective over comm. `wanted`: this rank's DsmSettings::fetch_by_call;
+  // Collective. `wanted`: this rank's DsmSettings::fetch_by_call;
   // `max_runs`: runs one fetch asks for at most.
-  PageCalls(Transport& transport, MPI_Comm comm, SharingRecord& sharing, const DsmRegion& region,
+  PageCalls(Transport& transport, SharingRecord& sharing, const DsmRegion& region,
             std::size_t page_size, std::size_t max_runs, bool wanted);
   ~PageCalls();
   // The transport is gone: nothing to unregister.

@@ -149,7 +149,7 @@ Pgas::Pgas(Runtime& runtime) {
     s.direct_base[r] = config.direct_access ? static_cast<std::byte*>(s.heap.mapped(r)) : nullptr;
   s.heap_mapped_everywhere = s.heap.all_mapped();
   s.direct_atomics = s.heap_mapped_everywhere && config.direct_access;
-  s.put_calls.emplace(s.transport, runtime.comm(), s.local_base, config.heap_size, s.direct_base,
+  s.put_calls.emplace(s.transport, s.local_base, config.heap_size, s.direct_base,
                       config.put_by_call);
 }
 
@@ -422,8 +422,8 @@ void Pgas::put_signal_bytes(const detail::GlobalAddress& dst, const void* src, s
                     " but the signal word is on rank " + std::to_string(signal.rank));
   if (signal_offset % sizeof(std::uint64_t) != 0)
     throw Error(Errc::invalid_argument, rank_, "put_signal: signal word is not 8-byte aligned");
-  const std::size_t offset = s.resolve(dst, bytes, "put_signal");
   if (!s.direct_base[dst.rank] && s.put_calls->takes(bytes)) {
+    const std::size_t offset = s.resolve(dst, bytes, "put_signal");
     check_local(src, bytes, "put_signal", "source");
     s.ucx_pending = true;
     detail::ScopedPin pin(src, bytes, false);

@@ -5,31 +5,15 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "transport/mpi_exchange.hpp"
-
 namespace mpidsm::detail {
-namespace {
 
-// Every rank wants calls, and reaches every peer not mapped there through messages.
-bool agreed(Transport& transport, MPI_Comm comm, const std::vector<std::byte*>& mapped,
-            bool wanted) {
-  int mine = wanted ? 1 : 0;
-  for (int peer = 0; mine && peer < transport.size(); ++peer)
-    if (!mapped[static_cast<std::size_t>(peer)] && !transport.rma_through_messages(peer)) mine = 0;
-  int all = 0;
-  check_mpi(transport.rank(), "MPI_Allreduce",
-            MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm));
-  return all != 0;
-}
-
-}  // namespace
-
-PutCalls::PutCalls(Transport& transport, MPI_Comm comm, std::byte* heap, std::size_t size,
+PutCalls::PutCalls(Transport& transport, std::byte* heap, std::size_t size,
                    const std::vector<std::byte*>& mapped, bool wanted)
     : transport_(&transport),
       heap_(heap),
       size_(size),
-      used_(agreed(transport, comm, mapped, wanted)),
+      used_(transport.all_reach_through_messages(
+          wanted, [&](int peer) { return mapped[static_cast<std::size_t>(peer)] != nullptr; })),
       staging_(kMaxBytes + sizeof(Signal)),
       write_id_(transport.add_remote_handler(write, this)),
       signal_id_(transport.add_remote_handler(write_and_signal, this)) {}

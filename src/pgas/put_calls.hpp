@@ -30,9 +30,9 @@ class PutCalls {
   // Puts of at most this many bytes go as calls: one eager message.
   static constexpr std::size_t kMaxBytes = 8192;
 
-  // Collective over comm. `heap`: this rank's part (every rank's has `size`
-  // bytes); `mapped[r]`: rank r's heap is mapped here (no call to it).
-  PutCalls(Transport& transport, MPI_Comm comm, std::byte* heap, std::size_t size,
+  // Collective. `heap`: this rank's part (every rank's has `size` bytes);
+  // `mapped[r]`: rank r's heap is mapped here (no call to it).
+  PutCalls(Transport& transport, std::byte* heap, std::size_t size,
            const std::vector<std::byte*>& mapped, bool wanted);
   ~PutCalls();
   PutCalls(const PutCalls&) = delete;

@@ -152,39 +152,36 @@ void Transport::remove_remote_handler(std::uint32_t id) noexcept {
   impl_->remote_handlers[id].answering.store(nullptr, std::memory_order_release);
 }
 
-void Transport::call_nbi(int peer, std::uint32_t id, const void* bytes, std::size_t size,
-                         std::uint64_t argument) {
-  auto in_use = impl_->use_worker("call_nbi");
-  Impl& s = *impl_;
-  s.check_peer(peer, "call_nbi");
-  if (id >= s.remote_handlers.size() || s.remote_handlers[id].handler.load() == nullptr)
-    throw Error(Errc::invalid_argument, rank_, "call_nbi: no remote handler " + std::to_string(id));
-  auto& pending = s.calls_in_flight[static_cast<std::size_t>(peer)];
+// A call whose handler's return is acknowledged (flush waits for that):
+// checked, counted in flight, sent. Returns what send_call does.
+std::size_t Transport::Impl::send_acknowledged(int peer, std::uint32_t id, const void* bytes,
+                                               std::size_t size, std::uint64_t argument,
+                                               const char* operation) {
+  check_peer(peer, operation);
+  if (id >= remote_handlers.size() || remote_handlers[id].handler.load() == nullptr)
+    throw Error(Errc::invalid_argument, rank,
+                std::string(operation) + ": no remote handler " + std::to_string(id));
+  auto& pending = calls_in_flight[static_cast<std::size_t>(peer)];
   pending.fetch_add(1, std::memory_order_relaxed);
   try {
-    s.send_call(peer, {id, rank_, Impl::kUnanswered, 0, argument}, bytes, size, "call_nbi");
+    return send_call(peer, {id, rank, kUnanswered, 0, argument}, bytes, size, operation);
   } catch (const Error&) {
     pending.fetch_sub(1, std::memory_order_relaxed);
     throw;
   }
 }
 
+void Transport::call_nbi(int peer, std::uint32_t id, const void* bytes, std::size_t size,
+                         std::uint64_t argument) {
+  auto in_use = impl_->use_worker("call_nbi");
+  impl_->send_acknowledged(peer, id, bytes, size, argument, "call_nbi");
+}
+
 void Transport::call(int peer, std::uint32_t id, const void* bytes, std::size_t size,
                      std::uint64_t argument) {
   auto in_use = impl_->use_worker("call");
   Impl& s = *impl_;
-  s.check_peer(peer, "call");
-  if (id >= s.remote_handlers.size() || s.remote_handlers[id].handler.load() == nullptr)
-    throw Error(Errc::invalid_argument, rank_, "call: no remote handler " + std::to_string(id));
-  auto& pending = s.calls_in_flight[static_cast<std::size_t>(peer)];
-  pending.fetch_add(1, std::memory_order_relaxed);
-  std::size_t sending = Impl::kSent;
-  try {
-    sending = s.send_call(peer, {id, rank_, Impl::kUnanswered, 0, argument}, bytes, size, "call");
-  } catch (const Error&) {
-    pending.fetch_sub(1, std::memory_order_relaxed);
-    throw;
-  }
+  const std::size_t sending = s.send_acknowledged(peer, id, bytes, size, argument, "call");
   // The bytes are the caller's again once UCX has sent them.
   if (sending != Impl::kSent)
     s.progress_until([&] { return !s.call_header_busy[sending].load(std::memory_order_acquire); },

@@ -104,6 +104,10 @@ struct Transport::Impl {
   // bytes, kSent once it has let go of them. Throws on a failed send.
   std::size_t send_call(int peer, const CallHeader& header, const void* bytes, std::size_t size,
                         const char* operation);
+  // send_call for call_nbi and call: checks the handler, counts the call in
+  // calls_in_flight until its acknowledgement.
+  std::size_t send_acknowledged(int peer, std::uint32_t id, const void* bytes, std::size_t size,
+                                std::uint64_t argument, const char* operation);
   // Per peer: a put, get or atomic issued since its last flush, so the next
   // flush needs UCX's (over tcp: a zero-length put and its acknowledgement).
   std::unique_ptr<std::atomic<bool>[]> rma_since_flush;
