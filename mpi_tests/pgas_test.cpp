@@ -21,6 +21,24 @@ using testing::first_mismatch;
 
 constexpr std::size_t kMaxSize = 4u << 20;
 
+// Rounds first..last of put_signal (set) to the next rank: once its own
+// signal shows the round, each rank checks the data the previous rank sent.
+void put_signal_rounds(Pgas& p, const SymmetricArray<std::uint8_t>& data,
+                       const SymmetricArray<std::uint64_t>& signal, std::size_t size,
+                       std::uint64_t first, std::uint64_t last) {
+  const int me = p.rank(), n = p.size();
+  const int next = (me + 1) % n, prev = (me + n - 1) % n;
+  std::vector<std::uint8_t> out(size);
+  for (std::uint64_t round = first; round <= last; ++round) {
+    fill_pattern(out.data(), me, static_cast<int>(round), size);
+    p.put_signal(data.at(next), out.data(), size, signal.at(next), round, SignalOp::set);
+    p.wait_until(signal.local(), Compare::ge, round);
+    ASSERT_EQ(first_mismatch(data.local(), prev, static_cast<int>(round), size), size)
+        << "round " << round << " after the signal";
+    p.barrier();  // the next round's put must not overwrite data still being checked
+  }
+}
+
 class PgasTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -201,21 +219,13 @@ TEST_F(PgasTest, EveryAtomicOperation) {
 TEST_F(PgasTest, PutWithSignalDeliversDataBeforeSignal) {
   Pgas& p = *pgas_;
   const int me = p.rank(), n = p.size();
-  const int next = (me + 1) % n, prev = (me + n - 1) % n;
   constexpr std::size_t size = 1 << 20;
   auto data = p.allocate<std::uint8_t>(size);
   auto signal = p.allocate<std::uint64_t>(1);
   signal[0] = 0;
   p.barrier();
-  std::vector<std::uint8_t> out(size);
-  for (std::uint64_t round = 1; round <= 5; ++round) {
-    fill_pattern(out.data(), me, static_cast<int>(round), size);
-    p.put_signal(data.at(next), out.data(), size, signal.at(next), round, SignalOp::set);
-    p.wait_until(signal.local(), Compare::ge, round);
-    ASSERT_EQ(first_mismatch(data.local(), prev, static_cast<int>(round), size), size)
-        << "round " << round;
-    p.barrier();  // the next round's put must not overwrite data still being checked
-  }
+  put_signal_rounds(p, data, signal, size, 1, 5);
+  if (HasFatalFailure()) return;
   // Signal add: every rank adds 1 to rank 0's counter.
   signal[0] = 0;
   p.barrier();
@@ -255,14 +265,8 @@ TEST_F(PgasTest, SmallPutsLandBeforeTheFlagAfterAFenceAndBeforeTheirSignal) {
         << "round " << round << " after the flag";
     p.barrier();
   }
-  for (std::uint64_t round = 21; round <= 40; ++round) {
-    fill_pattern(out.data(), me, static_cast<int>(round), bytes);
-    p.put_signal(data.at(next), out.data(), bytes, flag.at(next), round, SignalOp::set);
-    p.wait_until(flag.local(), Compare::ge, round);
-    ASSERT_EQ(first_mismatch(data.local(), prev, static_cast<int>(round), bytes), bytes)
-        << "round " << round << " after the signal";
-    p.barrier();
-  }
+  put_signal_rounds(p, data, flag, bytes, 21, 40);
+  if (HasFatalFailure()) return;
   p.free(flag);
   p.free(data);
 }
