@@ -3,6 +3,7 @@
 // faults no protection explains, DSM memory handed to the kernel and MPI,
 // and a home that stops faulting once nobody else holds its page.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -223,6 +224,51 @@ std::size_t max_map_count() {
 // Every page of the default region homed round-robin, each written by its
 // home and read by everyone: one protection change per page would need
 // more mappings than the kernel allows.
+// The region must sit at one address on every rank. Here the other ranks
+// hold a large mapping around the next range rank 0's kernel would hand out
+// (as another rank's heap or UCX pool may, each process's layout being at
+// its own random base); rank 0 must then look elsewhere, not just below.
+TEST_F(DsmTest, ARegionIsPlacedEvenWhereOtherRanksHoldRankZerosNextRange) {
+  const int me = runtime_->rank();
+  if (runtime_->size() < 2) GTEST_SKIP() << "needs a peer";
+  constexpr std::size_t region = 1 << 20, blocked = 64 << 20;
+  std::uint64_t next = 0;
+  if (me == 0) {
+    void* probe = mmap(nullptr, region, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(probe, MAP_FAILED);
+    munmap(probe, region);
+    next = reinterpret_cast<std::uint64_t>(probe);
+  }
+  MPI_Bcast(&next, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  // Half above and half below rank 0's next range, if this rank has it free.
+  void* blocker = nullptr;
+  if (me != 0) {
+    void* at = reinterpret_cast<void*>(next + region - blocked / 2);
+    blocker = mmap(at, blocked, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (blocker != at) {
+      if (blocker != MAP_FAILED) munmap(blocker, blocked);
+      blocker = nullptr;
+    }
+  }
+  int placed = me == 0 || blocker != nullptr, all = 0;
+  MPI_Allreduce(&placed, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (all) {
+    std::unique_ptr<Dsm> d;
+    EXPECT_NO_THROW(d = make_dsm(*runtime_, 8, region));
+    if (d) {
+      int* word = d->allocate<int>(1, Placement::on(0));
+      if (me == 0) *word = 7;
+      d->barrier();
+      EXPECT_EQ(*word, 7);
+      d->barrier();
+      d->free(word);
+    }
+  }
+  if (blocker) munmap(blocker, blocked);
+  if (!all) GTEST_SKIP() << "some rank holds rank 0's next range already";
+}
+
 TEST_F(DsmTest, ACyclicOnePageAllocationOfTheWholeRegionWorks) {
   auto owned = make_dsm(*runtime_, 16384, 0, 16);
   Dsm& d = *owned;

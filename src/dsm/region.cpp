@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <random>
 #include <string>
 
 #include "mapping_budget.hpp"
@@ -19,6 +20,21 @@ namespace mpidsm::detail {
 namespace {
 
 constexpr int kAttempts = 16;
+
+// Where rank 0 asks the kernel for a range after a refusal: anywhere in the
+// user address space (2 MiB aligned, between 4 GiB and 64 TiB). The range
+// the kernel picks next is right below the one refused, and with every
+// rank's layout at its own random base, a refused range often lies inside
+// one large mapping of another rank (a heap, a UCX pool) that the next
+// fifteen below it share; dsm_cache_test's tinycache variant failed that
+// way in one bare-environment run.
+void* far_hint() {
+  static std::mt19937_64 random{std::random_device{}()};
+  constexpr std::uint64_t low = std::uint64_t{1} << 32, high = std::uint64_t{1} << 46;
+  constexpr std::uint64_t align = std::uint64_t{2} << 20;
+  const std::uint64_t at = low + random() % (high - low);
+  return reinterpret_cast<void*>(at & ~(align - 1));
+}
 
 void* reserve(void* hint, std::size_t size, bool fixed) {
   int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (fixed ? MAP_FIXED_NOREPLACE : 0);
@@ -73,7 +89,7 @@ DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size, bool
   void* rejected[kAttempts] = {};
   void* agreed = nullptr;
   for (int attempt = 0; attempt < kAttempts && !agreed; ++attempt) {
-    void* mine = rank == 0 ? reserve(nullptr, size, false) : nullptr;
+    void* mine = rank == 0 ? reserve(attempt == 0 ? nullptr : far_hint(), size, false) : nullptr;
     std::uint64_t proposal = reinterpret_cast<std::uint64_t>(mine);
     check_mpi(rank, "MPI_Bcast", MPI_Bcast(&proposal, 1, MPI_UINT64_T, 0, comm));
     if (proposal == 0) break;  // rank 0 cannot reserve the size at all
