@@ -312,6 +312,21 @@ class Transport {
                                       std::size_t size);
   /// Collective, as add_remote_handler (the ids share one table).
   std::uint32_t add_answering_handler(AnsweringHandler handler, void* context);
+  /// Who waits for an answer a handler put off (defer_answer).
+  struct PendingAnswer {
+    int caller = no_rank;       ///< the rank whose call_answered waits
+    std::uint32_t sequence = 0;  ///< which of its calls
+  };
+  /// Inside an answering handler only: its return value is not sent; the
+  /// caller's Request completes once answer() sends one later (for a
+  /// request the callee can serve only at some later point of its own).
+  static PendingAnswer defer_answer();
+  /// Sends the answer a handler put off: `size` bytes at `data`, which stay
+  /// unchanged until the Request completes.
+  Request answer(const PendingAnswer& pending, const void* data, std::size_t size);
+  /// Drives progress until done() holds; a peer whose process is gone ends
+  /// the wait with Errc::transport naming it and `waiting_for`.
+  void wait_until(const std::function<bool()>& done, const char* waiting_for);
   /// Runs answering handler `id` at `peer` on [bytes, bytes+size), which must
   /// stay unchanged until the Request completes; the answer lands in
   /// [answer, answer+capacity). The Request completes once it has, and

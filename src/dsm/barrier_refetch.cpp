@@ -1,25 +1,27 @@
-// Refetch at a barrier (MPIDSM_BARRIER_REFETCH). Across nodes a miss goes to
-// a home that is usually busy elsewhere (computing, or blocked in MPI), so
-// its progress thread must wake for it: on a host without a spare CPU that
-// costs far more than the transfer. A barrier is the one moment every home
-// is inside mpidsm, polling. So the pages a barrier invalidates that this
-// rank used in the ending interval (an iterative code's halo rows) are
-// fetched again before anyone leaves: after the notices (every diff is home
-// by then), before one more collective round that keeps the homes polling
-// until every rank has its pages. The home never stops counting the copy,
-// so a refetch is a get per run, every home's in flight at once: one round
-// trip.
+// Updates at a barrier (MPIDSM_BARRIER_REFETCH; the messages are
+// BarrierUpdates'). Across nodes a miss goes to a home that is usually busy
+// elsewhere (computing, or blocked in MPI), so its progress thread must wake
+// for it: on a host without a spare CPU that costs far more than the
+// transfer. A barrier is the one moment every home is inside mpidsm,
+// polling. So the pages a barrier invalidates that this rank used in the
+// ending interval (an iterative code's halo rows) come back before it
+// leaves: it subscribes to them as the barrier starts, and their homes send
+// the noticed ones once the exchange is over (every diff is home by then).
+// The home never stops counting the copy, which stays cached throughout.
 //
 // "Used" means fetched in the ending interval (by a miss, its prefetch, or
-// the previous barrier's refetch, then touched: the view's page-table entry
-// tells, touched_since_mapped). A page refetched and then left alone is not
-// refetched again, so a page its home rewrites every interval but this rank
-// read once costs one refetch, not one per barrier. A notice the home sent
-// only because it cannot tell (kPossiblyWritten) drops the copy without a
-// refetch, but keeps the count until the next barrier (keep_counted).
+// the previous barrier's update, then touched: the view's page-table entry
+// tells, touched_since_mapped). A page updated and then left alone is not
+// subscribed again, so a page its home rewrites every interval but this
+// rank read once costs one update, not one per barrier. A notice the home
+// sent only because it cannot tell (kPossiblyWritten) drops the copy
+// without an update, but keeps the count until the next barrier
+// (keep_counted).
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstring>
+#include <functional>
 
 #include "engine.hpp"
 
@@ -37,13 +39,6 @@ void Dsm::Engine::drop_keeping_count(std::size_t page) {
   ++stats_.invalidations;
   protect(page, 1, PROT_NONE);
   leave_cache(page);
-}
-
-bool Dsm::Engine::keep_for_refetch(std::size_t page) {
-  if (!used_through_ucx(page)) return false;
-  drop_keeping_count(page);
-  refetch_.push_back(page);
-  return true;
 }
 
 // The home cannot tell whether it wrote the page (it was writable without
@@ -65,35 +60,81 @@ void Dsm::Engine::drop_uncached_counts(std::vector<std::size_t>& pages) {
   pages.clear();
 }
 
-void Dsm::Engine::refetch_kept() {
+void Dsm::Engine::subscribe_to_updates(std::uint64_t* mask) {
   auto home_then_page = [&](std::size_t a, std::size_t b) {
     const int home_a = home_of_page(a), home_b = home_of_page(b);
     return home_a != home_b ? home_a < home_b : a < b;
   };
-  std::sort(refetch_.begin(), refetch_.end(), home_then_page);
-  refetch_batches_.clear();
-  for (std::size_t i = 0; i < refetch_.size();) {
-    const int home = home_of_page(refetch_[i]);
-    std::size_t j = i + 1;
-    while (j < refetch_.size() && home_of_page(refetch_[j]) == home) ++j;
-    refetch_batches_.push_back({&refetch_[i], j - i, home});
-    i = j;
-  }
-  try {
-    fetch_batches(refetch_batches_.data(), refetch_batches_.size(), ViewAfterFetch::watched);
-    const std::uint64_t next_interval = epoch_.load(std::memory_order_relaxed) + 1;
-    for (std::size_t page : refetch_) {
-      detail::PageCache::Entry& entry = cache_.entry(page);
-      entry.refetched = true;
-      entry.fetched_in = next_interval;
+  forget_updates();  // a barrier that failed in its exchange left them
+  std::sort(fetched_.begin(), fetched_.end(), home_then_page);
+  fetched_.erase(std::unique(fetched_.begin(), fetched_.end()), fetched_.end());
+  updates_.begin(epoch_.load(std::memory_order_relaxed));
+  for (std::size_t page : fetched_)
+    if (used_through_ucx(page)) {
+      listed_[page] |= kSubscribed;
+      subscribed_.push_back(page);
+      updates_.add(home_of_page(page), page);
     }
-    stats_.barrier_refetches += refetch_.size();
-  } catch (const Error&) {
-    // Only an optimisation: the pages stay invalid, and an access fetches
-    // them as any miss does (and reports the failure if it persists).
-    drop_uncached_counts(refetch_);
+  fetched_.clear();
+  if (updates_.any()) updates_.subscribe(mask);
+}
+
+void Dsm::Engine::serve_updates(const BarrierScratch& x, bool failed) {
+  written_here_.clear();
+  if (!failed)
+    for (std::int64_t notice : x.incoming)
+      if (!(notice & kPossiblyWritten) && home_of_page(notice_page(notice)) == rank_)
+        written_here_.push_back(notice_page(notice));
+  std::sort(written_here_.begin(), written_here_.end());
+  auto written = [&](std::size_t page) {
+    return std::binary_search(written_here_.begin(), written_here_.end(), page);
+  };
+  updates_.serve(x.subscribers, epoch_.load(std::memory_order_relaxed),
+                 failed ? std::function<bool(std::size_t)>() : written,
+                 [&](std::size_t page) -> const std::byte* { return master(page); });
+  if (updates_.any()) updates_.await();
+}
+
+bool Dsm::Engine::await_update(std::size_t page) {
+  if (!(listed_[page] & kSubscribed) || state_[page] != PageState::cached || pinned(page))
+    return false;
+  if (!(listed_[page] & kAwaitingUpdate)) {
+    listed_[page] |= kAwaitingUpdate;
+    awaited_.push_back(page);
   }
-  refetch_.clear();
+  return true;
+}
+
+// The copy stays mapped for reads while its bytes change: the application's
+// threads are in the barrier, or race it (and so read old or new words).
+// Its page-table entry goes, so touched_since_mapped tells whether the next
+// interval uses it.
+void Dsm::Engine::install_updates() {
+  const std::uint64_t next_interval = epoch_.load(std::memory_order_relaxed) + 1;
+  updates_.for_each_update([&](std::size_t page, const std::byte* bytes) {
+    if (page >= pages_ || !(listed_[page] & kAwaitingUpdate)) return;
+    listed_[page] &= static_cast<std::uint8_t>(~kAwaitingUpdate);
+    if (state_[page] != PageState::cached || pinned(page)) return invalidate(page);
+    std::memcpy(master(page), bytes, page_size_);
+    madvise(view(page), page_size_, MADV_DONTNEED);
+    detail::PageCache::Entry& entry = cache_.entry(page);
+    entry.refetched = true;
+    entry.fetched_in = next_interval;
+    note_fetched(page);
+    ++stats_.barrier_refetches;
+  });
+  for (std::size_t page : awaited_)
+    if (listed_[page] & kAwaitingUpdate) invalidate(page);  // noticed, but its home sent no bytes
+  forget_updates();
+}
+
+void Dsm::Engine::forget_updates() {
+  constexpr auto marks = static_cast<std::uint8_t>(~(kSubscribed | kAwaitingUpdate));
+  for (std::size_t page : awaited_) listed_[page] &= marks;
+  for (std::size_t page : subscribed_) listed_[page] &= marks;
+  awaited_.clear();
+  subscribed_.clear();
+  updates_.forget();
 }
 
 }  // namespace mpidsm

@@ -59,7 +59,8 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       holder_(locks_.count()),
       page_calls_(transport_, sharing_, region_, page_size_, cache_.capacity(),
                   settings.fetch_by_call),
-      diffs_(transport_, page_size_, &Engine::apply_remote_diffs, this, stats_.diff_messages) {
+      diffs_(transport_, page_size_, &Engine::apply_remote_diffs, this, stats_.diff_messages),
+      updates_(transport_, page_size_) {
   free_twins_.reserve(cache_.capacity());
   for (std::size_t slot = cache_.capacity(); slot-- > 0;)
     free_twins_.push_back(static_cast<std::int32_t>(slot));
@@ -71,10 +72,9 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   lock_notices_.reserve(pages_);
   barrier_scratch_.outgoing.reserve(pages_);
   acquired_notices_.reserve(detail::LockRecordLayout::ring_entries);
-  refetch_.reserve(cache_.capacity());
   counted_uncached_.reserve(cache_.capacity());
-  refetch_batches_.reserve(static_cast<std::size_t>(runtime.size()));
-  // A run per page at most: a fault's batch, or a barrier's refetch.
+  fetched_.reserve(2 * cache_.capacity());
+  // A run per page at most: a fault's batch.
   gets_.reserve(cache_.capacity());
   for (int peer = 0; peer < runtime.size(); ++peer)
     mapped_master_.push_back(region_.peer_master(peer));
@@ -102,6 +102,7 @@ void Dsm::Engine::abandon_transport() {
   barrier_slots_.abandon_transport();
   page_calls_.abandon_transport();
   diffs_.abandon_transport();
+  updates_.abandon_transport();
   master_ = MemoryRegion();
 }
 

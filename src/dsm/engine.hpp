@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "barrier_updates.hpp"
 #include "diff_batches.hpp"
 #include "engine_lock.hpp"
 #include "fault_handler.hpp"
@@ -180,11 +181,34 @@ class Dsm::Engine final : public detail::FaultTarget {
   void invalidate(std::size_t page);
   void refresh_in_place(std::size_t page);
   void invalidate_all_cached();
-  // barrier_refetch.cpp
-  // At a barrier whose refetch round runs: a cached page this rank used in
-  // the ending interval, through UCX, leaves the cache for refetch_ while its
-  // home keeps counting the copy; false (nothing done) for any other page.
-  bool keep_for_refetch(std::size_t page);
+  // Scratch kept across barriers, so a barrier allocates nothing once warm.
+  struct BarrierScratch {
+    std::vector<std::int64_t> outgoing, counts, incoming;
+    std::vector<std::int64_t> records;  // per rank: count, then its inline notices
+    std::vector<int> sizes, offsets;
+    std::vector<std::uint64_t> mask;  // this rank's subscriptions: a bit per home
+    std::vector<int> subscribers;     // ranks whose subscriptions this one serves
+  };
+  // barrier_refetch.cpp (BarrierUpdates)
+  // A page fetched through UCX in this interval: a candidate for the
+  // barrier's subscriptions.
+  void note_fetched(std::size_t page) {
+    if (fetched_.size() < fetched_.capacity()) fetched_.push_back(page);
+  }
+  // At a barrier's start: subscribes to the pages used since the last one
+  // (used_through_ucx) at their homes; `mask` gets a bit per home.
+  void subscribe_to_updates(std::uint64_t* mask);
+  // After the exchange: answers this rank's subscribers (`written_here`:
+  // the pages homed here the barrier's notices name; failed: none), then
+  // takes the answers to this rank's subscriptions.
+  void serve_updates(const BarrierScratch& x, bool failed);
+  // For a notice of another rank: a subscribed page waits for its home's
+  // answer rather than leaving the cache; false for any other page.
+  bool await_update(std::size_t page);
+  // Installs what the homes sent; a page awaited but not sent leaves the cache.
+  void install_updates();
+  // Forgets this barrier's subscriptions and their marks.
+  void forget_updates();
   // For a possibly-written notice: such a page leaves the cache without a
   // refetch, its home still counting the copy until the next barrier.
   bool keep_counted(std::size_t page);
@@ -194,8 +218,6 @@ class Dsm::Engine final : public detail::FaultTarget {
   // Cached, not pinned, homed beyond this node, used in the ending interval.
   bool used_through_ucx(std::size_t page);
   void drop_keeping_count(std::size_t page);
-  // Fetches refetch_ again, every home at once, and empties it.
-  void refetch_kept();
   void record_notice(std::size_t page, bool possibly_written = false);
   void record_home_notice(std::size_t page);
   void fetch_home_copy(std::size_t page, std::byte* into);
@@ -212,13 +234,6 @@ class Dsm::Engine final : public detail::FaultTarget {
   void unmap(std::size_t first, std::size_t pages);
   std::size_t pinned_in(std::size_t first, std::size_t pages) const;
   // synchronisation.cpp
-  // Scratch kept across barriers, so a barrier allocates nothing once warm.
-  struct BarrierScratch {
-    std::vector<std::int64_t> outgoing, counts, incoming;
-    std::vector<std::int64_t> records;  // per rank: count, then its inline notices
-    std::vector<int> sizes, offsets;
-    bool refetch_offered = false;  // some rank asked for the refetch round
-  };
   // Errc::out_of_range naming `operation` and `what` ("lock", "flag") unless
   // id < lock_count().
   void check_lock_id(std::size_t id, const char* operation, const char* what = "lock") const;
@@ -227,11 +242,11 @@ class Dsm::Engine final : public detail::FaultTarget {
   void release_lock(std::size_t id);
   std::size_t flag_lock(std::size_t flag) const { return lock_count() + flag; }
   // The barrier itself: every rank's notice count (or kHoldsLock/kFailed)
-  // into x.counts, and whether any offered a refetch round into
-  // x.refetch_offered. Across nodes the notices ride along in the same
+  // into x.counts. Across nodes x.mask travels too, and x.subscribers gets
+  // the ranks that subscribed here; the notices ride along in the same
   // allgather when no rank has more than kInlineNotices: then true, with
   // x.incoming, x.sizes and x.offsets filled.
-  bool exchange_counts(std::int64_t mine, bool offer_refetch, BarrierScratch& x);
+  bool exchange_counts(std::int64_t mine, BarrierScratch& x);
   static void lay_out_incoming(BarrierScratch& x, std::int64_t total);
   void node_barrier();
   void forget_notices(std::vector<std::int64_t>& notices);
@@ -277,6 +292,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   // A home page made trackable because another rank copied it: it was
   // writable without faults, so its next notice says "possibly written".
   static constexpr std::uint8_t kUnwatched = 8;
+  // Subscribed at this barrier's home; awaiting its answer (BarrierUpdates).
+  static constexpr std::uint8_t kSubscribed = 16, kAwaitingUpdate = 32;
   // Marks a barrier notice whose home cannot tell whether the page changed
   // (kUnwatched): readers drop their copy but do not refetch it (the home
   // rewrote it, or only gained a sharer: the copy log cannot say which).
@@ -305,11 +322,12 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::uint64_t> lock_notices_;      // pages released since the last unlock
   std::vector<std::uint64_t> acquired_notices_;  // scratch for lock()
   std::vector<std::size_t> batch_;               // scratch for fetches
-  std::vector<std::size_t> refetch_;             // pages a barrier fetches again
   std::vector<std::size_t> counted_uncached_;    // keep_counted's pages, until the next barrier
-  std::vector<HomeBatch> refetch_batches_;       // refetch_ per home
   std::vector<Request> gets_;                    // a fetch's gets in flight
-  bool fetched_through_ucx_ = false;             // in this interval: offer a refetch round
+  std::vector<std::size_t> fetched_;     // note_fetched (capacity reserved: the fault path)
+  std::vector<std::size_t> subscribed_;  // this barrier's subscriptions
+  std::vector<std::size_t> awaited_;     // subscribed pages a notice names
+  std::vector<std::size_t> written_here_;  // sorted: pages homed here a barrier's notices name
   std::size_t stream_next_ = 0;                  // the read miss that continues a stream
   std::size_t write_stream_next_ = 0;            // the write miss that continues one
   std::vector<bool> homes_written_;              // per rank: a flush is due
@@ -330,6 +348,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   // Last: their remote handlers are registered only once the rest exists.
   detail::PageCalls page_calls_;  // fetches from homes UCX reaches through messages
   detail::DiffBatches diffs_;     // to homes reached through UCX
+  detail::BarrierUpdates updates_;  // the pages a barrier invalidates, from their homes
   // Faults that may reach UCX, when a second thread may use the worker
   // (MPIDSM_PROGRESS_THREAD not off); destroyed first, once no fault can come.
   std::unique_ptr<detail::FaultServicer> fault_servicer_;

@@ -344,9 +344,9 @@ void Dsm::Engine::fetch_batches(const HomeBatch* batches, std::size_t count, Vie
     for (std::size_t i = 0; i < b.count; ++i) {
       state_[b.pages[i]] = PageState::cached;
       cache_.entry(b.pages[i]).fetched_in = interval;
+      if (!direct(b)) note_fetched(b.pages[i]);
     }
     stats_.pages_fetched += b.count;
-    if (!direct(b)) fetched_through_ucx_ = true;
   }
 }
 

@@ -23,17 +23,6 @@ constexpr std::int64_t kFailed = -2;
 // record per rank): a barrier after a few written pages then costs one
 // collective, not two.
 constexpr std::size_t kInlineNotices = 7;
-// Marks a non-negative count whose rank asks for a refetch round (it fetched
-// pages through UCX in the ending interval: barrier_refetch.cpp).
-constexpr std::int64_t kOffersRefetch = std::int64_t{1} << 48;
-
-// A count as exchanged: without the mark, which `offered` collects.
-std::int64_t take_offer(std::int64_t word, bool& offered) {
-  if (word < 0 || !(word & kOffersRefetch)) return word;
-  offered = true;
-  return word & ~kOffersRefetch;
-}
-
 }  // namespace
 
 void Dsm::Engine::barrier() {
@@ -44,17 +33,16 @@ void Dsm::Engine::barrier() {
   bool holds_lock;
   std::optional<Error> failure;
   std::size_t lock_notices_before = 0;
-  bool offer_refetch;
+  x.mask.assign(barrier_slots_.direct() ? 0 : detail::BarrierUpdates::mask_words(runtime_.size()),
+                0);
   // Across nodes, from here to the end, this thread's own polls serve the
   // peers (the progress thread would only compete with it for the worker
-  // and a CPU): the diffs of the release, the count exchange, the refetch.
+  // and a CPU): the diffs of the release, the count exchange, the updates.
   // Not on one node: node_barrier() spins on shared words, without UCX.
   std::optional<Transport::Driving> driving;
   if (!barrier_slots_.direct()) driving.emplace(transport_);
   {
     detail::EngineLock guard(mutex_);
-    offer_refetch = barrier_refetch_ && fetched_through_ucx_;
-    fetched_through_ucx_ = false;
     holds_lock = held_count_ > 0;
     if (!holds_lock) {
       ++stats_.barriers;
@@ -68,6 +56,14 @@ void Dsm::Engine::barrier() {
       } catch (const Error& e) {
         failure = e;
       }
+      // Across nodes (every diff flushed by now), the subscriptions leave
+      // while the exchange runs.
+      if (!failure && !x.mask.empty()) try {
+          subscribe_to_updates(x.mask.data());
+        } catch (const Error& e) {
+          failure = e;
+        }
+      fetched_.clear();
       // The notices travel now; a page released again meanwhile is noticed afresh.
       x.outgoing.swap(notices_);
       forget_notices(x.outgoing);
@@ -75,14 +71,14 @@ void Dsm::Engine::barrier() {
     }
   }
   // Every diff is complete at its home (release flushed) before anyone learns
-  // of it, so a page invalidated below is refetched up to date. The count
+  // of it, so a page invalidated below is updated from its home. The count
   // exchange is the barrier; the notices follow only when there are some.
   const auto ranks = static_cast<std::size_t>(runtime_.size());
   x.counts.resize(ranks);
   const std::int64_t mine = failure      ? kFailed
                             : holds_lock ? kHoldsLock
                                          : static_cast<std::int64_t>(x.outgoing.size());
-  const bool delivered = exchange_counts(mine, offer_refetch, x);
+  const bool delivered = exchange_counts(mine, x);
   std::int64_t total = 0;
   int holder = -1;
   bool any_failed = false;
@@ -92,13 +88,19 @@ void Dsm::Engine::barrier() {
     total += std::max<std::int64_t>(x.counts[r], 0);
   }
   if (any_failed || holder >= 0) {
-    driving.reset();  // what follows may block in MPI
     {
       // Nobody's notices are lost: they wait for the next barrier, and the
-      // lock notices for the next unlock.
+      // lock notices for the next unlock. Subscriptions get empty answers.
       detail::EngineLock guard(mutex_);
       for (std::int64_t notice : x.outgoing) record_notice_of_barrier(notice);
+      try {
+        serve_updates(x, true);
+      } catch (const Error& e) {
+        if (!failure) failure = e;
+      }
+      install_updates();
     }
+    driving.reset();  // what follows may block in MPI
     if (any_failed) detail::throw_if_any_failed(runtime_.comm(), rank_, failure, "Dsm::barrier");
     throw Error(Errc::invalid_state, rank_,
                 "Dsm::barrier: rank " + std::to_string(holder) +
@@ -115,10 +117,8 @@ void Dsm::Engine::barrier() {
                                       x.offsets.data(), MPI_INT64_T, comm, &request));
     transport_.wait_mpi(request, "Dsm::barrier");
   }
-  // Every rank takes part in the refetch round when any offered it and a
-  // page was written: all see the same counts.
-  const bool refetch_round = x.refetch_offered && total > 0;
-  if (total > 0 || lock_notices_before > 0) {
+  if (total == 0) x.incoming.clear();
+  if (total > 0 || lock_notices_before > 0 || !subscribed_.empty() || !x.subscribers.empty()) {
     detail::EngineLock guard(mutex_);
     // The barrier delivered these to everyone; later ones wait for the next unlock.
     forget_lock_notices(lock_notices_before);
@@ -128,17 +128,18 @@ void Dsm::Engine::barrier() {
       for (auto it = first; it != first + x.sizes[writer]; ++it) {
         const std::size_t page = notice_page(*it);
         const bool kept =
-            (*it & kPossiblyWritten) ? keep_counted(page) : refetch_round && keep_for_refetch(page);
+            (*it & kPossiblyWritten) ? keep_counted(page) : await_update(page);
         if (!kept) invalidate(page);
       }
     }
-    if (!refetch_.empty()) refetch_kept();
-  }
-  if (refetch_round) {
-    // Homes leave only once every rank has its pages, polling meanwhile.
-    MPI_Request request;
-    detail::check_mpi(rank_, "MPI_Ibarrier in Dsm::barrier", MPI_Ibarrier(comm, &request));
-    transport_.wait_mpi(request, "Dsm::barrier");
+    // This rank's subscribers first: they may be homes this rank waits for.
+    try {
+      serve_updates(x, false);
+    } catch (...) {
+      install_updates();  // what arrived; the other awaited pages leave the cache
+      throw;
+    }
+    install_updates();
   }
   // Every notice up to here has reached every rank: lock logs start afresh.
   // Only the barrier writes these (relaxed store, no locked instruction);
@@ -194,22 +195,22 @@ void Dsm::Engine::lay_out_incoming(BarrierScratch& x, std::int64_t total) {
   x.incoming.resize(static_cast<std::size_t>(total));
 }
 
-bool Dsm::Engine::exchange_counts(std::int64_t mine, bool offer_refetch, BarrierScratch& x) {
+bool Dsm::Engine::exchange_counts(std::int64_t mine, BarrierScratch& x) {
   std::vector<std::int64_t>& counts = x.counts;
-  x.refetch_offered = false;
-  const std::int64_t sent = mine >= 0 && offer_refetch ? mine | kOffersRefetch : mine;
+  x.subscribers.clear();
   MPI_Comm comm = runtime_.comm();
   // Non-blocking collectives, so a rank that died ends the wait with an
   // error naming it.
   MPI_Request request;
   if (!barrier_slots_.direct()) {
-    constexpr std::size_t record = 1 + kInlineNotices;
+    const std::size_t record = 1 + kInlineNotices + x.mask.size();
     const std::size_t ranks = counts.size();
     x.records.resize(record * (ranks + 1));  // the last record is this rank's to send
     std::int64_t* mine_out = x.records.data() + record * ranks;
-    mine_out[0] = sent;
+    mine_out[0] = mine;
     if (mine > 0 && static_cast<std::size_t>(mine) <= kInlineNotices)
       std::copy(x.outgoing.begin(), x.outgoing.end(), mine_out + 1);
+    std::copy(x.mask.begin(), x.mask.end(), mine_out + 1 + kInlineNotices);
     detail::check_mpi(
         rank_, "MPI_Iallgather in Dsm::barrier",
         MPI_Iallgather(mine_out, static_cast<int>(record), MPI_INT64_T, x.records.data(),
@@ -217,8 +218,12 @@ bool Dsm::Engine::exchange_counts(std::int64_t mine, bool offer_refetch, Barrier
     transport_.wait_mpi(request, "Dsm::barrier");
     std::int64_t total = 0;
     bool inline_only = true;
+    const std::size_t my_word = static_cast<std::size_t>(rank_) / 64;
+    const std::uint64_t my_bit = std::uint64_t{1} << (rank_ % 64);
     for (std::size_t r = 0; r < ranks; ++r) {
-      counts[r] = take_offer(x.records[r * record], x.refetch_offered);
+      counts[r] = x.records[r * record];
+      if (static_cast<std::uint64_t>(x.records[r * record + 1 + kInlineNotices + my_word]) & my_bit)
+        x.subscribers.push_back(static_cast<int>(r));
       total += std::max<std::int64_t>(counts[r], 0);
       inline_only = inline_only && counts[r] <= static_cast<std::int64_t>(kInlineNotices);
     }
@@ -232,20 +237,19 @@ bool Dsm::Engine::exchange_counts(std::int64_t mine, bool offer_refetch, Barrier
   const std::size_t base = (exchanges_++ % 2) * ranks;
   const auto me = static_cast<std::size_t>(rank_);
   auto slot_offset = [&](std::size_t writer) { return (base + writer) * sizeof(std::int64_t); };
-  if (sent != 0)
+  if (mine != 0)
     for (std::size_t r = 0; r < ranks; ++r)
       if (r != me)
         std::atomic_ref<std::int64_t>(
             barrier_slots_.mapped<std::int64_t>(static_cast<int>(r), slot_offset(me)))
-            .store(sent, std::memory_order_release);
+            .store(mine, std::memory_order_release);
   node_barrier();
   for (std::size_t r = 0; r < ranks; ++r) {
     std::atomic_ref<std::int64_t> slot(barrier_slots_.local<std::int64_t>(slot_offset(r)));
     counts[r] = slot.load(std::memory_order_acquire);
     if (counts[r] != 0) slot.store(0, std::memory_order_relaxed);
-    counts[r] = take_offer(counts[r], x.refetch_offered);
   }
-  counts[me] = take_offer(sent, x.refetch_offered);
+  counts[me] = mine;
   return false;
 }
 

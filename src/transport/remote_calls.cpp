@@ -35,6 +35,15 @@ void free_sent(ucs_status_ptr_t request, int rank, const char* what, int peer) {
   }
 }
 
+// The answered call whose handler runs on this thread, so it can put its
+// answer off (Transport::defer_answer).
+struct CurrentCall {
+  Transport::PendingAnswer pending;
+  bool inside = false;
+  bool deferred = false;
+};
+thread_local CurrentCall current_call;
+
 }  // namespace
 
 // Runs at the callee, inside its progress: calls the handler, then tells the
@@ -64,8 +73,12 @@ ucs_status_t Transport::Impl::on_call(void* arg, const void* header, std::size_t
   ucp_ep_h caller = s.endpoints[static_cast<std::size_t>(call.source)];
   ucp_request_param_t send{};
   if (answered) {
+    current_call = {{call.source, call.answer_sequence}, true, false};
     const Answer answer =
         slot->answering.load(std::memory_order_acquire)(context, call.source, bytes, length);
+    const bool deferred = current_call.deferred;
+    current_call = {};
+    if (deferred) return UCS_OK;
     free_sent(ucp_tag_send_nbx(caller, answer.data, answer.size,
                                answer_tag(s.runtime_id, s.rank, call.answer_sequence), &send),
               s.rank, "answering a remote call", call.source);
@@ -253,6 +266,30 @@ Request Transport::call_answered(int peer, std::uint32_t id, const void* bytes, 
     throw;
   }
   return answered;
+}
+
+Transport::PendingAnswer Transport::defer_answer() {
+  if (!current_call.inside)
+    throw Error(Errc::invalid_state, no_rank,
+                "defer_answer: called outside an answering handler");
+  current_call.deferred = true;
+  return current_call.pending;
+}
+
+Request Transport::answer(const PendingAnswer& pending, const void* data, std::size_t size) {
+  auto in_use = impl_->use_worker("answer");
+  Impl& s = *impl_;
+  s.check_peer(pending.caller, "answer");
+  ucp_request_param_t send{};
+  return Request(this,
+                 ucp_tag_send_nbx(s.endpoints[static_cast<std::size_t>(pending.caller)], data,
+                                  size, answer_tag(s.runtime_id, rank_, pending.sequence), &send),
+                 Request::Kind::send_or_rma, "answer", pending.caller, 0);
+}
+
+void Transport::wait_until(const std::function<bool()>& done, const char* waiting_for) {
+  auto in_use = impl_->use_worker(waiting_for);
+  impl_->progress_until(done, waiting_for);
 }
 
 }  // namespace mpidsm
