@@ -300,6 +300,74 @@ TEST_F(DsmTest, APageItsHomeRewritesBeforeTheReaderReadsIsRefetchedFromTheSecond
   d.free(page);
 }
 
+// Pages a third rank wrote (their diffs went home) come back to a reader
+// that used them, inside the barrier, from their home: the reader then
+// reads the new words without a fault. Not at the first barrier: the home
+// cannot tell whether it wrote pages first copied in that interval, so its
+// notices drop them (keep_counted). Only through UCX; with the home mapped
+// the copies are dropped and read again.
+TEST_F(DsmTest, ABarrierBringsAReadersPagesUpToDateWithAnotherRanksDiffs) {
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 3) GTEST_SKIP() << "needs a home, a reader and a writer";
+  constexpr int kHome = 0, kReader = 1, kWriter = 2;
+  const bool through_ucx = !testing::mapped_here(*runtime_, kHome);  // collective
+  Dsm d(*runtime_, exact_fetch_settings(*runtime_));
+  const std::size_t per_page = d.page_size() / sizeof(int);
+  int* data = d.allocate<int>(2 * per_page, Placement::on(kHome));
+  int* const words[] = {data, data + per_page + 1};
+  d.barrier();
+  for (int round = 1; round <= 3; ++round) {
+    const std::string where = "rank " + std::to_string(me) + ", round " + std::to_string(round);
+    const bool updated = me == kReader && through_ucx && round > 1;
+    if (me == kReader)
+      for (int* word : words) {
+        EXPECT_EQ(*word, round - 1) << where;
+      }
+    MPI_Barrier(MPI_COMM_WORLD);  // the reads come before the writes
+    if (me == kWriter)
+      for (int* word : words) *word = round;
+    EXPECT_EQ(refetched_by_barrier(d), updated ? 2u : 0u) << where;
+    const std::uint64_t faults = d.stats().read_faults;
+    if (me == kReader) {
+      for (int* word : words) {
+        EXPECT_EQ(*word, round) << where;
+      }
+      EXPECT_EQ(d.stats().read_faults - faults, updated ? 0u : 2u) << where;
+    }
+  }
+  d.barrier();
+  d.free(data);
+}
+
+// A barrier that fails (a rank holds a lock) after readers subscribed to
+// their pages: every rank gets the error, no subscription is left waiting,
+// and the next barrier delivers the writes.
+TEST_F(DsmTest, ABarrierThatFailsAfterSubscriptionsLeavesTheDsmUsable) {
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs a home and a reader";
+  constexpr int kHome = 0;
+  Dsm d(*runtime_, exact_fetch_settings(*runtime_));
+  int* data = d.allocate<int>(d.page_size() / sizeof(int), Placement::on(kHome));
+  d.barrier();
+  for (int round = 1; round <= 2; ++round) {
+    const std::string where = "rank " + std::to_string(me) + ", round " + std::to_string(round);
+    EXPECT_EQ(data[me], round - 1) << where;  // every rank uses the page
+    MPI_Barrier(MPI_COMM_WORLD);
+    data[n + me] = round;  // and writes its own word of it
+    if (me == kHome) d.lock(0);
+    EXPECT_MPIDSM_ERROR(d.barrier(), Errc::invalid_state, "rank 0 called it while holding");
+    if (me == kHome) d.unlock(0);
+    d.barrier();
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(data[n + r], round) << where << ", the word of rank " << r;
+    }
+    d.barrier();
+    data[me] = round;
+    d.barrier();
+  }
+  d.free(data);
+}
+
 TEST_F(DsmTest, StatisticsCountTheProtocolAndPrintAsATable) {
   Dsm& d = *dsm_;
   const int me = runtime_->rank(), n = runtime_->size();

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "mpi_test_support.hpp"
@@ -144,6 +146,70 @@ TEST_F(TransportCall, CallingAHandlerThatDoesNotAnswerIsAnError) {
                       Errc::invalid_argument, "no answering handler " + std::to_string(plain_));
   EXPECT_MPIDSM_ERROR(t.call_answered(t.size(), id_, &ask, sizeof ask, answer, sizeof answer),
                       Errc::invalid_rank, "rank " + std::to_string(t.size()));
+}
+
+// A handler that puts its answer off: it keeps each caller's ticket and
+// the word asked for; the callee answers later, from its own thread.
+struct Deferred {
+  std::mutex mutex;
+  std::vector<std::pair<Transport::PendingAnswer, std::uint64_t>> pending;
+};
+
+Transport::Answer defer(void* context, int, const std::byte* bytes, std::size_t size) {
+  auto& deferred = *static_cast<Deferred*>(context);
+  std::uint64_t word = 0;
+  if (size == sizeof word) std::memcpy(&word, bytes, sizeof word);
+  std::lock_guard<std::mutex> guard(deferred.mutex);
+  deferred.pending.emplace_back(Transport::defer_answer(), word);
+  return {};
+}
+
+// Every rank calls every rank (self included); each callee answers only once
+// all the calls to it have arrived, in reverse order of arrival, with the
+// caller's word plus its own rank. The callers' requests stay incomplete
+// until then (checked by every caller before a barrier the answers follow).
+TEST_F(TransportCall, AHandlerMayPutItsAnswerOffUntilTheCalleeSendsIt) {
+  Transport& t = runtime_->transport();
+  const int me = t.rank(), n = t.size();
+  Deferred deferred;
+  const std::uint32_t id = t.add_answering_handler(defer, &deferred);
+  t.barrier();
+  std::vector<std::uint64_t> asks(static_cast<std::size_t>(n)), answers(asks.size(), 0);
+  std::vector<Request> requests;
+  for (int peer = 0; peer < n; ++peer) {
+    asks[static_cast<std::size_t>(peer)] = 1000 * static_cast<std::uint64_t>(me + 1);
+    requests.push_back(
+        t.call_answered(peer, id, &asks[static_cast<std::size_t>(peer)], sizeof(std::uint64_t),
+                        &answers[static_cast<std::size_t>(peer)], sizeof(std::uint64_t)));
+  }
+  t.wait_until(
+      [&] {
+        std::lock_guard<std::mutex> guard(deferred.mutex);
+        return deferred.pending.size() == static_cast<std::size_t>(n);
+      },
+      "the test's calls");
+  for (int peer = 0; peer < n; ++peer) {
+    EXPECT_FALSE(requests[static_cast<std::size_t>(peer)].test())
+        << "rank " << peer << " answered a call whose handler put its answer off";
+  }
+  t.barrier();  // every caller has looked before any callee answers
+  std::vector<std::uint64_t> replies(static_cast<std::size_t>(n));
+  std::vector<Request> sends;
+  for (std::size_t k = deferred.pending.size(); k-- > 0;) {
+    replies[k] = deferred.pending[k].second + static_cast<std::uint64_t>(me);
+    sends.push_back(t.answer(deferred.pending[k].first, &replies[k], sizeof(std::uint64_t)));
+  }
+  for (Request& r : requests) r.wait();
+  for (Request& s : sends) s.wait();
+  for (int peer = 0; peer < n; ++peer) {
+    EXPECT_EQ(answers[static_cast<std::size_t>(peer)],
+              1000 * static_cast<std::uint64_t>(me + 1) + static_cast<std::uint64_t>(peer))
+        << "the answer of rank " << peer;
+  }
+  t.barrier();
+  t.remove_remote_handler(id);
+  EXPECT_MPIDSM_ERROR(Transport::defer_answer(), Errc::invalid_state,
+                      "outside an answering handler");
 }
 
 // UCX reaches a peer's memory through messages exactly when every lane to it

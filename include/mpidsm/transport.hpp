@@ -314,7 +314,7 @@ class Transport {
   std::uint32_t add_answering_handler(AnsweringHandler handler, void* context);
   /// Who waits for an answer a handler put off (defer_answer).
   struct PendingAnswer {
-    int caller = no_rank;       ///< the rank whose call_answered waits
+    int caller = no_rank;        ///< the rank whose call_answered waits
     std::uint32_t sequence = 0;  ///< which of its calls
   };
   /// Inside an answering handler only: its return value is not sent; the

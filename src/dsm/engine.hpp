@@ -324,13 +324,13 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::size_t> batch_;               // scratch for fetches
   std::vector<std::size_t> counted_uncached_;    // keep_counted's pages, until the next barrier
   std::vector<Request> gets_;                    // a fetch's gets in flight
-  std::vector<std::size_t> fetched_;     // note_fetched (capacity reserved: the fault path)
-  std::vector<std::size_t> subscribed_;  // this barrier's subscriptions
-  std::vector<std::size_t> awaited_;     // subscribed pages a notice names
+  std::vector<std::size_t> fetched_;             // note_fetched (capacity reserved: the fault path)
+  std::vector<std::size_t> subscribed_;          // this barrier's subscriptions
+  std::vector<std::size_t> awaited_;             // subscribed pages a notice names
   std::vector<std::size_t> written_here_;  // sorted: pages homed here a barrier's notices name
-  std::size_t stream_next_ = 0;                  // the read miss that continues a stream
-  std::size_t write_stream_next_ = 0;            // the write miss that continues one
-  std::vector<bool> homes_written_;              // per rank: a flush is due
+  std::size_t stream_next_ = 0;            // the read miss that continues a stream
+  std::size_t write_stream_next_ = 0;      // the write miss that continues one
+  std::vector<bool> homes_written_;        // per rank: a flush is due
   BarrierScratch barrier_scratch_;
   std::vector<bool> held_;               // per lock id: held by this rank
   std::vector<std::thread::id> holder_;  // per lock id: the thread that took it
@@ -346,8 +346,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::atomic<std::uint64_t> lock_wait_ticks_{0};  // stats_.lock_wait_ns, likewise
   std::mutex mutex_;
   // Last: their remote handlers are registered only once the rest exists.
-  detail::PageCalls page_calls_;  // fetches from homes UCX reaches through messages
-  detail::DiffBatches diffs_;     // to homes reached through UCX
+  detail::PageCalls page_calls_;    // fetches from homes UCX reaches through messages
+  detail::DiffBatches diffs_;       // to homes reached through UCX
   detail::BarrierUpdates updates_;  // the pages a barrier invalidates, from their homes
   // Faults that may reach UCX, when a second thread may use the worker
   // (MPIDSM_PROGRESS_THREAD not off); destroyed first, once no fault can come.

@@ -127,8 +127,7 @@ void Dsm::Engine::barrier() {
       const auto first = x.incoming.begin() + x.offsets[writer];
       for (auto it = first; it != first + x.sizes[writer]; ++it) {
         const std::size_t page = notice_page(*it);
-        const bool kept =
-            (*it & kPossiblyWritten) ? keep_counted(page) : await_update(page);
+        const bool kept = (*it & kPossiblyWritten) ? keep_counted(page) : await_update(page);
         if (!kept) invalidate(page);
       }
     }

@@ -270,8 +270,7 @@ Request Transport::call_answered(int peer, std::uint32_t id, const void* bytes, 
 
 Transport::PendingAnswer Transport::defer_answer() {
   if (!current_call.inside)
-    throw Error(Errc::invalid_state, no_rank,
-                "defer_answer: called outside an answering handler");
+    throw Error(Errc::invalid_state, no_rank, "defer_answer: called outside an answering handler");
   current_call.deferred = true;
   return current_call.pending;
 }
@@ -282,8 +281,8 @@ Request Transport::answer(const PendingAnswer& pending, const void* data, std::s
   s.check_peer(pending.caller, "answer");
   ucp_request_param_t send{};
   return Request(this,
-                 ucp_tag_send_nbx(s.endpoints[static_cast<std::size_t>(pending.caller)], data,
-                                  size, answer_tag(s.runtime_id, rank_, pending.sequence), &send),
+                 ucp_tag_send_nbx(s.endpoints[static_cast<std::size_t>(pending.caller)], data, size,
+                                  answer_tag(s.runtime_id, rank_, pending.sequence), &send),
                  Request::Kind::send_or_rma, "answer", pending.caller, 0);
 }
 
