@@ -60,12 +60,11 @@ void Dsm::Engine::drop_uncached_counts(std::vector<std::size_t>& pages) {
   pages.clear();
 }
 
-void Dsm::Engine::subscribe_to_updates(std::uint64_t* mask) {
+void Dsm::Engine::choose_subscriptions(std::uint64_t* mask) {
   auto home_then_page = [&](std::size_t a, std::size_t b) {
     const int home_a = home_of_page(a), home_b = home_of_page(b);
     return home_a != home_b ? home_a < home_b : a < b;
   };
-  forget_updates();  // a barrier that failed in its exchange left them
   std::sort(fetched_.begin(), fetched_.end(), home_then_page);
   fetched_.erase(std::unique(fetched_.begin(), fetched_.end()), fetched_.end());
   updates_.begin(epoch_.load(std::memory_order_relaxed));
@@ -76,7 +75,7 @@ void Dsm::Engine::subscribe_to_updates(std::uint64_t* mask) {
       updates_.add(home_of_page(page), page);
     }
   fetched_.clear();
-  if (updates_.any()) updates_.subscribe(mask);
+  updates_.mark(mask);
 }
 
 void Dsm::Engine::serve_updates(const BarrierScratch& x, bool failed) {

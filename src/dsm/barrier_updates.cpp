@@ -43,7 +43,12 @@ void BarrierUpdates::add(int home, std::size_t page) {
   ++s.pages;
 }
 
-void BarrierUpdates::subscribe(std::uint64_t* mask) {
+void BarrierUpdates::mark(std::uint64_t* mask) const {
+  for (const Subscription& s : subscriptions_)
+    mask[static_cast<std::size_t>(s.home) / 64] |= std::uint64_t{1} << (s.home % 64);
+}
+
+void BarrierUpdates::subscribe() {
   std::size_t words = 0;
   for (Subscription& s : subscriptions_) {
     s.answer = words;
@@ -51,12 +56,10 @@ void BarrierUpdates::subscribe(std::uint64_t* mask) {
   }
   answers_.resize(words);  // not resized again while the answers are in flight
   requests_.reserve(subscriptions_.size());
-  for (const Subscription& s : subscriptions_) {
-    mask[static_cast<std::size_t>(s.home) / 64] |= std::uint64_t{1} << (s.home % 64);
+  for (const Subscription& s : subscriptions_)
     requests_.push_back(transport_->call_answered(
         s.home, handler_, outgoing_.data() + s.begin, (s.end - s.begin) * sizeof(std::uint64_t),
         answers_.data() + s.answer, answer_bytes(std::min(s.pages, kMaxAnswerPages))));
-  }
 }
 
 void BarrierUpdates::await() {

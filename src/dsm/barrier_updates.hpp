@@ -49,8 +49,11 @@ class BarrierUpdates {
   // Subscribes to `page` at `home`, in increasing (home, page) order.
   void add(int home, std::size_t page);
   bool any() const { return !subscriptions_.empty(); }
-  // Sends the subscriptions; `mask` (mask_words) gets a bit per home.
-  void subscribe(std::uint64_t* mask);
+  // Sets a bit per home subscribed to in `mask` (mask_words).
+  void mark(std::uint64_t* mask) const;
+  // Sends the subscriptions (once the exchange record has left: the home
+  // needs them only once it has every record).
+  void subscribe();
   // Waits for every answer, checking its form; Errc::transport naming the
   // home otherwise.
   void await();

@@ -195,9 +195,10 @@ class Dsm::Engine final : public detail::FaultTarget {
   void note_fetched(std::size_t page) {
     if (fetched_.size() < fetched_.capacity()) fetched_.push_back(page);
   }
-  // At a barrier's start: subscribes to the pages used since the last one
-  // (used_through_ucx) at their homes; `mask` gets a bit per home.
-  void subscribe_to_updates(std::uint64_t* mask);
+  // At a barrier's start: the pages used since the last one
+  // (used_through_ucx) to subscribe to at their homes; `mask` gets a bit
+  // per home. exchange_counts sends the subscriptions.
+  void choose_subscriptions(std::uint64_t* mask);
   // After the exchange: answers this rank's subscribers (`written_here`:
   // the pages homed here the barrier's notices name; failed: none), then
   // takes the answers to this rank's subscriptions.

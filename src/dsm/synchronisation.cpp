@@ -44,6 +44,7 @@ void Dsm::Engine::barrier() {
   {
     detail::EngineLock guard(mutex_);
     holds_lock = held_count_ > 0;
+    forget_updates();  // a barrier that failed in its exchange left them
     if (!holds_lock) {
       ++stats_.barriers;
       try {
@@ -58,11 +59,7 @@ void Dsm::Engine::barrier() {
       }
       // Across nodes (every diff flushed by now), the subscriptions leave
       // while the exchange runs.
-      if (!failure && !x.mask.empty()) try {
-          subscribe_to_updates(x.mask.data());
-        } catch (const Error& e) {
-          failure = e;
-        }
+      if (!failure && !x.mask.empty()) choose_subscriptions(x.mask.data());
       fetched_.clear();
       // The notices travel now; a page released again meanwhile is noticed afresh.
       x.outgoing.swap(notices_);
@@ -214,6 +211,14 @@ bool Dsm::Engine::exchange_counts(std::int64_t mine, BarrierScratch& x) {
         rank_, "MPI_Iallgather in Dsm::barrier",
         MPI_Iallgather(mine_out, static_cast<int>(record), MPI_INT64_T, x.records.data(),
                        static_cast<int>(record), MPI_INT64_T, comm, &request));
+    // A subscription costs a send (on a simulated host a tcp send took
+    // 10-20 us), which would delay this rank's record.
+    try {
+      if (updates_.any()) updates_.subscribe();
+    } catch (const Error&) {
+      transport_.wait_mpi(request, "Dsm::barrier");  // the others' collective completes
+      throw;
+    }
     transport_.wait_mpi(request, "Dsm::barrier");
     std::int64_t total = 0;
     bool inline_only = true;
