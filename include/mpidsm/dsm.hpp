@@ -70,9 +70,10 @@ struct DsmStats {
   /// Releases that found more new copies of pages homed here than the copy
   /// log holds, and so looked at every page homed here.
   std::uint64_t copy_log_overflows = 0;
-  /// Pages a barrier fetched again before any rank left it (of pages_fetched;
-  /// MPIDSM_BARRIER_REFETCH): invalidated pages this rank had used since the
-  /// previous barrier, whose homes it reaches through UCX.
+  /// Pages a barrier brought up to date before any rank left it
+  /// (MPIDSM_BARRIER_REFETCH): invalidated pages this rank had used since the
+  /// previous barrier, sent by their homes, which it reaches through UCX
+  /// (not counted in pages_fetched).
   std::uint64_t barrier_refetches = 0;
 
   /// Name and value of every counter, in declaration order (for tables).
