@@ -21,19 +21,24 @@ namespace {
 
 constexpr int kAttempts = 16;
 
-// Where rank 0 asks the kernel for a range after a refusal: anywhere in the
-// user address space (2 MiB aligned, between 4 GiB and 64 TiB). The range
-// the kernel picks next is right below the one refused, and with every
-// rank's layout at its own random base, a refused range often lies inside
-// one large mapping of another rank (a heap, a UCX pool) that the next
-// fifteen below it share; dsm_cache_test's tinycache variant failed that
-// way in one bare-environment run.
-void* far_hint() {
+// Where rank 0 asks the kernel for a range after a refusal: anywhere from
+// 64 MiB to 1 TiB below its first proposal (2 MiB aligned). The range the
+// kernel picks next is right below the one refused, and with every rank's
+// layout at its own random base, a refused range often lies inside one large
+// mapping of another rank (a heap, a UCX pool) that the next fifteen below it
+// share; dsm_cache_test's tinycache variant failed that way in one
+// bare-environment run. Below the first proposal, not anywhere: only part of
+// the address space is the process's to use where a sanitizer keeps its
+// shadow (ThreadSanitizer moves a mapping asked for elsewhere right below
+// the last one).
+void* far_hint(void* first) {
   static std::mt19937_64 random{std::random_device{}()};
-  constexpr std::uint64_t low = std::uint64_t{1} << 32, high = std::uint64_t{1} << 46;
-  constexpr std::uint64_t align = std::uint64_t{2} << 20;
-  const std::uint64_t at = low + random() % (high - low);
-  return reinterpret_cast<void*>(at & ~(align - 1));
+  constexpr std::uint64_t near = std::uint64_t{64} << 20, far = std::uint64_t{1} << 40;
+  constexpr std::uint64_t align = std::uint64_t{2} << 20, lowest = std::uint64_t{1} << 32;
+  const auto base = reinterpret_cast<std::uint64_t>(first);
+  const std::uint64_t distance = near + random() % (far - near);
+  if (base < lowest + distance) return nullptr;
+  return reinterpret_cast<void*>((base - distance) & ~(align - 1));
 }
 
 void* reserve(void* hint, std::size_t size, bool fixed) {
@@ -45,6 +50,21 @@ void* reserve(void* hint, std::size_t size, bool fixed) {
     return nullptr;
   }
   return at;
+}
+
+// Rank 0's proposal after a refusal: a range at a far hint, tried again
+// elsewhere a few times when the kernel does not honour it, else the
+// kernel's choice.
+void* reserve_far(std::size_t size, void* first) {
+  constexpr int kHints = 8;
+  for (int i = 0; i < kHints; ++i) {
+    void* hint = far_hint(first);
+    if (!hint) break;
+    void* at = reserve(hint, size, false);
+    if (at == hint || at == nullptr) return at;
+    munmap(at, size);
+  }
+  return reserve(nullptr, size, false);
 }
 
 // Whether `view` and `master` are one memory: a store through either is
@@ -89,7 +109,9 @@ DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size, bool
   void* rejected[kAttempts] = {};
   void* agreed = nullptr;
   for (int attempt = 0; attempt < kAttempts && !agreed; ++attempt) {
-    void* mine = rank == 0 ? reserve(attempt == 0 ? nullptr : far_hint(), size, false) : nullptr;
+    void* mine = rank != 0      ? nullptr
+                 : attempt == 0 ? reserve(nullptr, size, false)
+                                : reserve_far(size, rejected[0]);
     std::uint64_t proposal = reinterpret_cast<std::uint64_t>(mine);
     check_mpi(rank, "MPI_Bcast", MPI_Bcast(&proposal, 1, MPI_UINT64_T, 0, comm));
     if (proposal == 0) break;  // rank 0 cannot reserve the size at all
