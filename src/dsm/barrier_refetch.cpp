@@ -69,10 +69,9 @@ void Dsm::Engine::choose_subscriptions(std::uint64_t* mask) {
   fetched_.erase(std::unique(fetched_.begin(), fetched_.end()), fetched_.end());
   updates_.begin(epoch_.load(std::memory_order_relaxed));
   for (std::size_t page : fetched_)
-    if (used_through_ucx(page)) {
+    if (used_through_ucx(page) && updates_.add(home_of_page(page), page)) {
       listed_[page] |= kSubscribed;
       subscribed_.push_back(page);
-      updates_.add(home_of_page(page), page);
     }
   fetched_.clear();
   updates_.mark(mask);

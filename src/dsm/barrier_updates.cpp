@@ -14,7 +14,9 @@ BarrierUpdates::BarrierUpdates(Transport& transport, std::size_t page_size)
     : transport_(&transport),
       page_size_(page_size),
       pending_(static_cast<std::size_t>(transport.size())),
-      handler_(transport.add_answering_handler(take, this)) {}
+      handler_(transport.add_answering_handler(take, this)) {
+  for (Pending& slot : pending_) slot.words.reserve(kMaxWords);
+}
 
 BarrierUpdates::~BarrierUpdates() {
   if (transport_) transport_->remove_remote_handler(handler_);
@@ -25,7 +27,7 @@ void BarrierUpdates::begin(std::uint64_t barrier) {
   outgoing_.push_back(barrier);  // each subscription repeats it: see add()
 }
 
-void BarrierUpdates::add(int home, std::size_t page) {
+bool BarrierUpdates::add(int home, std::size_t page) {
   if (subscriptions_.empty() || subscriptions_.back().home != home) {
     const std::uint64_t barrier = outgoing_.front();
     if (!subscriptions_.empty()) outgoing_.push_back(barrier);
@@ -36,11 +38,13 @@ void BarrierUpdates::add(int home, std::size_t page) {
   if (runs > 0 && outgoing_[s.end - 2] + outgoing_[s.end - 1] == page) {
     ++outgoing_[s.end - 1];
   } else {
+    if (runs == kMaxRuns) return false;
     outgoing_.push_back(page);
     outgoing_.push_back(1);
     s.end += 2;
   }
   ++s.pages;
+  return true;
 }
 
 void BarrierUpdates::mark(std::uint64_t* mask) const {
@@ -101,13 +105,13 @@ Transport::Answer BarrierUpdates::take(void* self_pointer, int source, const std
   auto& self = *static_cast<BarrierUpdates*>(self_pointer);
   std::lock_guard<std::mutex> guard(self.pending_mutex_);
   Pending& slot = self.pending_[static_cast<std::size_t>(source)];
-  if (slot.arrived || size < sizeof(std::uint64_t) || (size / sizeof(std::uint64_t)) % 2 != 1 ||
-      size % sizeof(std::uint64_t) != 0) {
+  if (slot.arrived || size < sizeof(std::uint64_t) || size > kMaxWords * sizeof(std::uint64_t) ||
+      (size / sizeof(std::uint64_t)) % 2 != 1 || size % sizeof(std::uint64_t) != 0) {
     std::fprintf(stderr, "mpidsm: malformed barrier subscription from rank %d (%zu bytes)\n",
                  source, size);
     std::abort();
   }
-  slot.words.resize(size / sizeof(std::uint64_t));
+  slot.words.resize(size / sizeof(std::uint64_t));  // within the reserved capacity
   std::memcpy(slot.words.data(), bytes, size);
   slot.ticket = Transport::defer_answer();
   slot.arrived = true;
@@ -127,11 +131,13 @@ void BarrierUpdates::serve(const std::vector<int>& subscribers, std::uint64_t ba
       return slot.arrived;
     };
     transport_->wait_until(arrived, "Dsm::barrier (a subscription to this rank's pages)");
-    std::vector<std::uint64_t> runs;
+    // Copied out, so the slot keeps its reserved memory for the reader's
+    // next subscription, which may arrive as soon as this one is answered.
+    std::vector<std::uint64_t>& runs = runs_;
     Transport::PendingAnswer ticket;
     {
       std::lock_guard<std::mutex> guard(pending_mutex_);
-      runs.swap(slot.words);
+      runs.assign(slot.words.begin(), slot.words.end());
       ticket = slot.ticket;
       slot.arrived = false;
     }
@@ -153,10 +159,6 @@ void BarrierUpdates::serve(const std::vector<int>& subscribers, std::uint64_t ba
     for (std::size_t k = 0; k < pages; ++k)
       std::memcpy(data + k * page_size_, bytes_of(reply[1 + k]), page_size_);
     sends_.push_back(transport_->answer(ticket, reply.data(), answer_bytes(pages)));
-    // The runs' vector goes back to the slot, so the next subscription
-    // reuses its memory.
-    std::lock_guard<std::mutex> guard(pending_mutex_);
-    if (!slot.arrived) slot.words.swap(runs);
   }
   for (Request& send : sends_) send.wait();
   sends_.clear();

@@ -40,14 +40,19 @@ class BarrierUpdates {
   // Pages one answer carries at most; further noticed pages of a
   // subscription are dropped by the reader as any invalidated copy is.
   static constexpr std::size_t kMaxAnswerPages = 64;
+  // Runs of pages one subscription lists at most, so a home keeps every
+  // reader's in memory reserved up front: its handler may run inside a
+  // fault resolved in the signal handler, where nothing may allocate.
+  static constexpr std::size_t kMaxRuns = 32;
   // Words of a rank's subscription mask in the exchange record.
   static std::size_t mask_words(int ranks) { return (static_cast<std::size_t>(ranks) + 63) / 64; }
 
   // --- as a reader ---
   // Starts barrier `barrier`'s subscriptions (the last ones are forgotten).
   void begin(std::uint64_t barrier);
-  // Subscribes to `page` at `home`, in increasing (home, page) order.
-  void add(int home, std::size_t page);
+  // Subscribes to `page` at `home`, in increasing (home, page) order; false
+  // (not subscribed) when that would take more than kMaxRuns runs.
+  bool add(int home, std::size_t page);
   bool any() const { return !subscriptions_.empty(); }
   // Sets a bit per home subscribed to in `mask` (mask_words).
   void mark(std::uint64_t* mask) const;
@@ -83,6 +88,7 @@ class BarrierUpdates {
     Transport::PendingAnswer ticket;
     std::vector<std::uint64_t> words;
   };
+  static constexpr std::size_t kMaxWords = 1 + 2 * kMaxRuns;  // a subscription's
   std::size_t answer_bytes(std::size_t pages) const {
     return (1 + pages) * sizeof(std::uint64_t) + pages * page_size_;
   }
@@ -98,7 +104,8 @@ class BarrierUpdates {
   // Home side: one subscription per rank at most (a reader subscribes again
   // only after this home answered it).
   std::mutex pending_mutex_;
-  std::vector<Pending> pending_;  // per rank
+  std::vector<Pending> pending_;     // per rank
+  std::vector<std::uint64_t> runs_;  // serve()'s copy of a subscription
   std::vector<std::vector<std::uint64_t>> replies_;
   std::vector<Request> sends_;
   std::uint32_t handler_;  // registered last: the handler may run at once
