@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <mutex>
-#include <utility>
 #include <vector>
 
 #include "mpi_test_support.hpp"
@@ -148,68 +146,56 @@ TEST_F(TransportCall, CallingAHandlerThatDoesNotAnswerIsAnError) {
                       Errc::invalid_rank, "rank " + std::to_string(t.size()));
 }
 
-// A handler that puts its answer off: it keeps each caller's ticket and
-// the word asked for; the callee answers later, from its own thread.
-struct Deferred {
-  std::mutex mutex;
-  std::vector<std::pair<Transport::PendingAnswer, std::uint64_t>> pending;
-};
-
-Transport::Answer defer(void* context, int, const std::byte* bytes, std::size_t size) {
-  auto& deferred = *static_cast<Deferred*>(context);
-  std::uint64_t word = 0;
-  if (size == sizeof word) std::memcpy(&word, bytes, sizeof word);
-  std::lock_guard<std::mutex> guard(deferred.mutex);
-  deferred.pending.emplace_back(Transport::defer_answer(), word);
-  return {};
-}
-
-// Every rank calls every rank (self included); each callee answers only once
-// all the calls to it have arrived, in reverse order of arrival, with the
-// caller's word plus its own rank. The callers' requests stay incomplete
-// until then (checked by every caller before a barrier the answers follow).
-TEST_F(TransportCall, AHandlerMayPutItsAnswerOffUntilTheCalleeSendsIt) {
+// Agreed messages: every rank sends each rank (self included) two keyed
+// messages before any receive is posted, in the opposite order of the
+// receives; each lands in its own buffer, whole, while answered calls
+// (whose answers share the tag's runtime field) go on undisturbed. A
+// message larger than the buffer is reported as truncated.
+TEST_F(TransportCall, AgreedMessagesMeetTheirReceivesByKey) {
   Transport& t = runtime_->transport();
   const int me = t.rank(), n = t.size();
-  Deferred deferred;
-  const std::uint32_t id = t.add_answering_handler(defer, &deferred);
-  t.barrier();
-  std::vector<std::uint64_t> asks(static_cast<std::size_t>(n)), answers(asks.size(), 0);
-  std::vector<Request> requests;
-  for (int peer = 0; peer < n; ++peer) {
-    asks[static_cast<std::size_t>(peer)] = 1000 * static_cast<std::uint64_t>(me + 1);
-    requests.push_back(
-        t.call_answered(peer, id, &asks[static_cast<std::size_t>(peer)], sizeof(std::uint64_t),
-                        &answers[static_cast<std::size_t>(peer)], sizeof(std::uint64_t)));
-  }
-  t.wait_until(
-      [&] {
-        std::lock_guard<std::mutex> guard(deferred.mutex);
-        return deferred.pending.size() == static_cast<std::size_t>(n);
-      },
-      "the test's calls");
-  for (int peer = 0; peer < n; ++peer) {
-    EXPECT_FALSE(requests[static_cast<std::size_t>(peer)].test())
-        << "rank " << peer << " answered a call whose handler put its answer off";
-  }
-  t.barrier();  // every caller has looked before any callee answers
-  std::vector<std::uint64_t> replies(static_cast<std::size_t>(n));
+  constexpr std::uint32_t kKeys[] = {0, Transport::max_agreed_key};
+  auto word = [](int from, int to, int k) {
+    return std::uint64_t{1000} * static_cast<std::uint64_t>(from) +
+           std::uint64_t{10} * static_cast<std::uint64_t>(to) + static_cast<std::uint64_t>(k);
+  };
+  std::vector<std::uint64_t> out;
+  for (int peer = 0; peer < n; ++peer)
+    for (int k = 0; k < 2; ++k) out.push_back(word(me, peer, k));
   std::vector<Request> sends;
-  for (std::size_t k = deferred.pending.size(); k-- > 0;) {
-    replies[k] = deferred.pending[k].second + static_cast<std::uint64_t>(me);
-    sends.push_back(t.answer(deferred.pending[k].first, &replies[k], sizeof(std::uint64_t)));
-  }
-  for (Request& r : requests) r.wait();
+  for (int peer = 0; peer < n; ++peer)
+    for (int k = 0; k < 2; ++k)
+      sends.push_back(t.send_agreed(peer, kKeys[k], &out[static_cast<std::size_t>(2 * peer + k)],
+                                    sizeof(std::uint64_t)));
+  t.barrier();  // every message is sent (or in flight) before any receive
+  std::uint8_t answer[8] = {};
+  const Ask ask{me * kSlice, 8};
+  Request call = t.call_answered((me + 1) % n, id_, &ask, sizeof ask, answer, sizeof answer);
+  std::vector<std::uint64_t> in(2 * static_cast<std::size_t>(n), 0);
+  std::vector<Request> receives;
+  for (int peer = n - 1; peer >= 0; --peer)
+    for (int k = 1; k >= 0; --k)
+      receives.push_back(t.receive_agreed(
+          peer, kKeys[k], &in[static_cast<std::size_t>(2 * peer + k)], sizeof(std::uint64_t)));
+  for (Request& r : receives) r.wait();
   for (Request& s : sends) s.wait();
-  for (int peer = 0; peer < n; ++peer) {
-    EXPECT_EQ(answers[static_cast<std::size_t>(peer)],
-              1000 * static_cast<std::uint64_t>(me + 1) + static_cast<std::uint64_t>(peer))
-        << "the answer of rank " << peer;
-  }
+  call.wait();
+  for (int peer = 0; peer < n; ++peer)
+    for (int k = 0; k < 2; ++k) {
+      EXPECT_EQ(in[static_cast<std::size_t>(2 * peer + k)], word(peer, me, k))
+          << "from rank " << peer << ", key " << kKeys[k];
+    }
+  EXPECT_EQ(call.message().size, 8u);
+  std::vector<std::uint8_t> expected(kSlice);
+  fill_pattern(expected.data(), (me + 1) % n, me, kSlice);
+  EXPECT_EQ(std::memcmp(answer, expected.data(), sizeof answer), 0) << "the answered call's bytes";
+  // Too large for its buffer: truncated, and the transport goes on.
+  const std::uint64_t two[2] = {1, 2};
+  Request big = t.send_agreed(me, 7, two, sizeof two);
+  std::uint64_t small = 0;
+  EXPECT_MPIDSM_ERROR(t.receive_agreed(me, 7, &small, sizeof small).wait(), Errc::truncated, "");
+  big.wait();
   t.barrier();
-  t.remove_remote_handler(id);
-  EXPECT_MPIDSM_ERROR(Transport::defer_answer(), Errc::invalid_state,
-                      "outside an answering handler");
 }
 
 // UCX reaches a peer's memory through messages exactly when every lane to it

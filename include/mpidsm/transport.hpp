@@ -312,21 +312,19 @@ class Transport {
                                       std::size_t size);
   /// Collective, as add_remote_handler (the ids share one table).
   std::uint32_t add_answering_handler(AnsweringHandler handler, void* context);
-  /// Who waits for an answer a handler put off (defer_answer).
-  struct PendingAnswer {
-    int caller = no_rank;        ///< the rank whose call_answered waits
-    std::uint32_t sequence = 0;  ///< which of its calls
-  };
-  /// Inside an answering handler only: its return value is not sent; the
-  /// caller's Request completes once answer() sends one later (for a
-  /// request the callee can serve only at some later point of its own).
-  static PendingAnswer defer_answer();
-  /// Sends the answer a handler put off: `size` bytes at `data`, which stay
-  /// unchanged until the Request completes.
-  Request answer(const PendingAnswer& pending, const void* data, std::size_t size);
-  /// Drives progress until done() holds; a peer whose process is gone ends
-  /// the wait with Errc::transport naming it and `waiting_for`.
-  void wait_until(const std::function<bool()>& done, const char* waiting_for);
+  /// Messages two ranks agreed on beforehand (the DSM barrier's updates):
+  /// `key` (at most max_agreed_key) names one message from this rank to
+  /// `peer`, which receives it with receive_agreed(this rank, key). They
+  /// travel in a runtime field of the tag no user message carries, apart
+  /// from answered calls' answers; a message sent before its receive is
+  /// posted waits in UCX. At most one message per sender and key may be in
+  /// flight. `bytes` stay unchanged until the Request completes.
+  static constexpr std::uint32_t max_agreed_key = (1u << 23) - 1;
+  Request send_agreed(int peer, std::uint32_t key, const void* bytes, std::size_t size);
+  /// Receives the message `peer` sent with key `key` into [buffer,
+  /// buffer+capacity); message().size gives its length (Errc::truncated if
+  /// it did not fit).
+  Request receive_agreed(int peer, std::uint32_t key, void* buffer, std::size_t capacity);
   /// Runs answering handler `id` at `peer` on [bytes, bytes+size), which must
   /// stay unchanged until the Request completes; the answer lands in
   /// [answer, answer+capacity). The Request completes once it has, and

@@ -60,7 +60,7 @@ void Dsm::Engine::drop_uncached_counts(std::vector<std::size_t>& pages) {
   pages.clear();
 }
 
-void Dsm::Engine::choose_subscriptions(std::uint64_t* mask) {
+void Dsm::Engine::prepare_updates(BarrierScratch& x) {
   auto home_then_page = [&](std::size_t a, std::size_t b) {
     const int home_a = home_of_page(a), home_b = home_of_page(b);
     return home_a != home_b ? home_a < home_b : a < b;
@@ -69,28 +69,48 @@ void Dsm::Engine::choose_subscriptions(std::uint64_t* mask) {
   fetched_.erase(std::unique(fetched_.begin(), fetched_.end()), fetched_.end());
   updates_.begin(epoch_.load(std::memory_order_relaxed));
   for (std::size_t page : fetched_)
-    if (used_through_ucx(page) && updates_.add(home_of_page(page), page)) {
+    if (used_through_ucx(page) && updates_.subscribe(home_of_page(page), page)) {
       listed_[page] |= kSubscribed;
       subscribed_.push_back(page);
     }
   fetched_.clear();
-  updates_.mark(mask);
+  // The pages homed here this release surely changed: pushed to the
+  // readers whose last subscriptions name them.
+  written_here_.clear();
+  for (std::int64_t notice : x.outgoing)
+    if (!(notice & kPossiblyWritten) && home_of_page(notice_page(notice)) == rank_)
+      written_here_.push_back(notice_page(notice));
+  std::sort(written_here_.begin(), written_here_.end());
+  updates_.prepare_pushes(written_here_,
+                          [&](std::size_t page) -> const std::byte* { return master(page); });
+  const std::size_t words = x.mask.size() / 2;
+  updates_.mark(x.mask.data(), x.mask.data() + words);
 }
 
-void Dsm::Engine::serve_updates(const BarrierScratch& x, bool failed) {
-  written_here_.clear();
-  if (!failed)
-    for (std::int64_t notice : x.incoming)
-      if (!(notice & kPossiblyWritten) && home_of_page(notice_page(notice)) == rank_)
-        written_here_.push_back(notice_page(notice));
-  std::sort(written_here_.begin(), written_here_.end());
-  auto written = [&](std::size_t page) {
-    return std::binary_search(written_here_.begin(), written_here_.end(), page);
-  };
-  updates_.serve(x.subscribers, epoch_.load(std::memory_order_relaxed),
-                 failed ? std::function<bool(std::size_t)>() : written,
-                 [&](std::size_t page) -> const std::byte* { return master(page); });
-  if (updates_.any()) updates_.await();
+detail::BarrierUpdates::Noticed Dsm::Engine::noticed_in_barrier(std::size_t page) const {
+  using Noticed = detail::BarrierUpdates::Noticed;
+  auto it = std::lower_bound(noticed_.begin(), noticed_.end(), std::pair{page, false});
+  if (it == noticed_.end() || it->first != page) return Noticed::no;
+  for (; it != noticed_.end() && it->first == page; ++it)
+    if (!it->second) return Noticed::by_others;
+  return Noticed::by_home_only;
+}
+
+void Dsm::Engine::finish_updates(const BarrierScratch& x, bool failed, std::int64_t total) {
+  noticed_.clear();
+  for (std::size_t writer = 0; !failed && total > 0 && writer < x.sizes.size(); ++writer) {
+    const auto first = x.incoming.begin() + x.offsets[writer];
+    for (auto it = first; it != first + x.sizes[writer]; ++it)
+      if (!(*it & kPossiblyWritten))
+        noticed_.emplace_back(notice_page(*it),
+                              home_of_page(notice_page(*it)) == static_cast<int>(writer));
+  }
+  std::sort(noticed_.begin(), noticed_.end());
+  updates_.finish(
+      epoch_.load(std::memory_order_relaxed), x.subscribers, x.pushers,
+      failed ? detail::BarrierUpdates::NoticedOf()
+             : [this](std::size_t page) { return noticed_in_barrier(page); },
+      [&](std::size_t page) -> const std::byte* { return master(page); });
 }
 
 bool Dsm::Engine::await_update(std::size_t page) {
@@ -109,7 +129,8 @@ bool Dsm::Engine::await_update(std::size_t page) {
 // interval uses it.
 void Dsm::Engine::install_updates() {
   const std::uint64_t next_interval = epoch_.load(std::memory_order_relaxed) + 1;
-  updates_.for_each_update([&](std::size_t page, const std::byte* bytes) {
+  auto noticed = [this](std::size_t page) { return noticed_in_barrier(page); };
+  updates_.for_each_update(noticed, [&](std::size_t page, const std::byte* bytes) {
     if (page >= pages_ || !(listed_[page] & kAwaitingUpdate)) return;
     listed_[page] &= static_cast<std::uint8_t>(~kAwaitingUpdate);
     if (state_[page] != PageState::cached || pinned(page)) return invalidate(page);

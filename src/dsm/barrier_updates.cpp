@@ -1,8 +1,6 @@
 #include "barrier_updates.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -11,30 +9,26 @@
 namespace mpidsm::detail {
 
 BarrierUpdates::BarrierUpdates(Transport& transport, std::size_t page_size)
-    : transport_(&transport),
+    : transport_(transport),
       page_size_(page_size),
-      pending_(static_cast<std::size_t>(transport.size())),
-      handler_(transport.add_answering_handler(take, this)) {
-  for (Pending& slot : pending_) slot.words.reserve(kMaxWords);
-}
+      peers_(static_cast<std::size_t>(transport.size())) {}
 
-BarrierUpdates::~BarrierUpdates() {
-  if (transport_) transport_->remove_remote_handler(handler_);
+bool BarrierUpdates::PageList::contains(std::uint64_t page) const {
+  for (std::size_t i = 0; i < count(); ++i)
+    if (words[1 + i] == page) return true;
+  return false;
 }
 
 void BarrierUpdates::begin(std::uint64_t barrier) {
   forget();
-  outgoing_.push_back(barrier);  // each subscription repeats it: see add()
+  barrier_ = barrier;
 }
 
-bool BarrierUpdates::add(int home, std::size_t page) {
-  if (subscriptions_.empty() || subscriptions_.back().home != home) {
-    const std::uint64_t barrier = outgoing_.front();
-    if (!subscriptions_.empty()) outgoing_.push_back(barrier);
-    subscriptions_.push_back({home, outgoing_.size() - 1, outgoing_.size(), 0, 0});
-  }
+bool BarrierUpdates::subscribe(int home, std::size_t page) {
+  if (subscriptions_.empty() || subscriptions_.back().home != home)
+    subscriptions_.push_back({home, outgoing_.size(), outgoing_.size(), 0});
   Subscription& s = subscriptions_.back();
-  const std::size_t runs = (s.end - s.begin - 1) / 2;
+  const std::size_t runs = (s.end - s.begin) / 2;
   if (runs > 0 && outgoing_[s.end - 2] + outgoing_[s.end - 1] == page) {
     ++outgoing_[s.end - 1];
   } else {
@@ -47,121 +41,199 @@ bool BarrierUpdates::add(int home, std::size_t page) {
   return true;
 }
 
-void BarrierUpdates::mark(std::uint64_t* mask) const {
-  for (const Subscription& s : subscriptions_)
-    mask[static_cast<std::size_t>(s.home) / 64] |= std::uint64_t{1} << (s.home % 64);
+void BarrierUpdates::fill(PageList& list, const std::vector<std::uint64_t>& pages,
+                          const BytesOf& bytes_of) const {
+  list.words.resize(list_words(pages.size()));
+  list.words[0] = pages.size();
+  std::copy(pages.begin(), pages.end(), list.words.begin() + 1);
+  auto* data = reinterpret_cast<std::byte*>(list.words.data() + 1 + pages.size());
+  for (std::size_t i = 0; i < pages.size(); ++i)
+    std::memcpy(data + i * page_size_, bytes_of(pages[i]), page_size_);
 }
 
-void BarrierUpdates::subscribe() {
-  std::size_t words = 0;
-  for (Subscription& s : subscriptions_) {
-    s.answer = words;
-    words += answer_bytes(std::min(s.pages, kMaxAnswerPages)) / sizeof(std::uint64_t);
+void BarrierUpdates::prepare_pushes(const std::vector<std::size_t>& written,
+                                    const BytesOf& bytes_of) {
+  if (written.empty()) return;
+  for (Peer& reader : peers_) {
+    scratch_.clear();
+    for (std::size_t r = 0; r + 1 < reader.standing.size() && scratch_.size() < kMaxPages; r += 2)
+      for (std::uint64_t page = reader.standing[r];
+           page < reader.standing[r] + reader.standing[r + 1] && scratch_.size() < kMaxPages;
+           ++page)
+        if (std::binary_search(written.begin(), written.end(), page)) scratch_.push_back(page);
+    if (scratch_.empty()) continue;
+    fill(reader.push_out, scratch_, bytes_of);
+    reader.pushing = true;
   }
-  answers_.resize(words);  // not resized again while the answers are in flight
-  requests_.reserve(subscriptions_.size());
-  for (const Subscription& s : subscriptions_)
-    requests_.push_back(transport_->call_answered(
-        s.home, handler_, outgoing_.data() + s.begin, (s.end - s.begin) * sizeof(std::uint64_t),
-        answers_.data() + s.answer, answer_bytes(std::min(s.pages, kMaxAnswerPages))));
 }
 
-void BarrierUpdates::await() {
-  for (std::size_t i = 0; i < subscriptions_.size(); ++i) {
-    Request& request = requests_[i];
+void BarrierUpdates::mark(std::uint64_t* subscribed, std::uint64_t* pushed) const {
+  for (const Subscription& s : subscriptions_)
+    subscribed[static_cast<std::size_t>(s.home) / 64] |= std::uint64_t{1} << (s.home % 64);
+  for (std::size_t r = 0; r < peers_.size(); ++r)
+    if (peers_[r].pushing) pushed[r / 64] |= std::uint64_t{1} << (r % 64);
+}
+
+void BarrierUpdates::send() {
+  for (const Subscription& s : subscriptions_)
+    sends_.push_back(transport_.send_agreed(s.home, key(kSubscription), outgoing_.data() + s.begin,
+                                            (s.end - s.begin) * sizeof(std::uint64_t)));
+  for (std::size_t r = 0; r < peers_.size(); ++r)
+    if (peers_[r].pushing) {
+      const PageList& push = peers_[r].push_out;
+      sends_.push_back(transport_.send_agreed(static_cast<int>(r), key(kPush), push.words.data(),
+                                              push.words.size() * sizeof(std::uint64_t)));
+    }
+}
+
+template <class F>
+void BarrierUpdates::late_pages(const std::uint64_t* runs, std::size_t run_words,
+                                const PageList& push, const NoticedOf& noticed, F&& f) const {
+  std::size_t taken = 0;
+  for (std::size_t r = 0; r + 1 < run_words; r += 2)
+    for (std::uint64_t page = runs[r]; page < runs[r] + runs[r + 1]; ++page) {
+      const Noticed n = noticed(page);
+      if (n == Noticed::no || (n == Noticed::by_home_only && push.contains(page))) continue;
+      if (taken++ == kMaxPages) return;
+      f(page);
+    }
+}
+
+void BarrierUpdates::wait_all() {
+  for (Request& r : requests_) r.wait();
+  requests_.clear();
+  for (Request& r : sends_) r.wait();
+  sends_.clear();
+}
+
+void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subscribers,
+                            const std::vector<int>& pushers, const NoticedOf& noticed,
+                            const BytesOf& bytes_of) {
+  barrier_ = barrier;
+  // What each home holds of this rank's subscriptions, as of the last
+  // barrier: a push from it has at most that many pages.
+  std::vector<std::size_t>& standing_pages = standing_pages_;
+  standing_pages.assign(peers_.size(), 0);
+  for (std::size_t r = 0; r < peers_.size(); ++r) standing_pages[r] = peers_[r].last_pages;
+  for (Peer& p : peers_) p.last_pages = 0;
+  for (const Subscription& s : subscriptions_)
+    peers_[static_cast<std::size_t>(s.home)].last_pages = s.pages;
+
+  std::size_t next = 0;
+  for (std::size_t r = 0; r < peers_.size(); ++r) {
+    const bool subscribed = next < subscribers.size() && subscribers[next] == static_cast<int>(r);
+    Peer& reader = peers_[r];
+    if (!subscribed) {
+      reader.standing.clear();
+      continue;
+    }
+    ++next;
+    reader.standing.resize(2 * kMaxRuns);
+    requests_.push_back(transport_.receive_agreed(static_cast<int>(r), key(kSubscription),
+                                                  reader.standing.data(),
+                                                  reader.standing.size() * sizeof(std::uint64_t)));
+  }
+  for (int h : pushers) {
+    Peer& home = peers_[static_cast<std::size_t>(h)];
+    home.push_in.words.resize(
+        list_words(std::min(standing_pages[static_cast<std::size_t>(h)], kMaxPages)));
+    home.pushed = true;
+    requests_.push_back(
+        transport_.receive_agreed(h, key(kPush), home.push_in.words.data(),
+                                  home.push_in.words.size() * sizeof(std::uint64_t)));
+  }
+  // Each subscription's length comes from its request.
+  std::vector<Request> arrived;
+  arrived.swap(requests_);
+  std::size_t i = 0;
+  for (int r : subscribers) {
+    Request& request = arrived[i++];
     request.wait();
-    const Subscription& s = subscriptions_[i];
-    const std::size_t got = request.message().size;
-    const std::uint64_t pages = got >= sizeof(std::uint64_t) ? answers_[s.answer] : 0;
-    if (pages > std::min(s.pages, kMaxAnswerPages) || got != answer_bytes(pages))
-      throw Error(Errc::transport, transport_->rank(),
-                  "Dsm::barrier: rank " + std::to_string(s.home) + " answered a subscription to " +
-                      std::to_string(s.pages) + " pages with " + std::to_string(got) +
-                      " bytes, which is no list of pages");
+    const std::size_t size = request.message().size;
+    if (size == 0 || size % (2 * sizeof(std::uint64_t)) != 0)
+      throw Error(Errc::transport, transport_.rank(),
+                  "Dsm::barrier: rank " + std::to_string(r) + " sent a subscription of " +
+                      std::to_string(size) + " bytes, which is no list of runs");
+    peers_[static_cast<std::size_t>(r)].standing.resize(size / sizeof(std::uint64_t));
   }
+  for (int h : pushers) {
+    Request& request = arrived[i++];
+    request.wait();
+    const PageList& push = peers_[static_cast<std::size_t>(h)].push_in;
+    if (request.message().size != list_words(push.count()) * sizeof(std::uint64_t))
+      throw Error(Errc::transport, transport_.rank(),
+                  "Dsm::barrier: rank " + std::to_string(h) + " pushed " +
+                      std::to_string(request.message().size) + " bytes, which is no list of pages");
+  }
+  arrived.clear();
+  if (!noticed) return wait_all();  // a failed barrier: no late answers
+
+  // As a home: a late answer to each subscriber that needs one.
+  for (int r : subscribers) {
+    Peer& reader = peers_[static_cast<std::size_t>(r)];
+    scratch_.clear();
+    late_pages(reader.standing.data(), reader.standing.size(), reader.push_out, noticed,
+               [&](std::uint64_t page) { scratch_.push_back(page); });
+    if (scratch_.empty()) continue;
+    fill(reader.late_out, scratch_, bytes_of);
+    requests_.push_back(
+        transport_.send_agreed(r, key(kLate), reader.late_out.words.data(),
+                               reader.late_out.words.size() * sizeof(std::uint64_t)));
+  }
+  // As a reader: the late answers the homes send, each exactly the pages
+  // this rank expects (a larger one fails as truncated).
+  const std::size_t sends = requests_.size();
+  for (const Subscription& s : subscriptions_) {
+    Peer& home = peers_[static_cast<std::size_t>(s.home)];
+    std::size_t pages = 0;
+    late_pages(outgoing_.data() + s.begin, s.end - s.begin, home.push_in, noticed,
+               [&](std::uint64_t) { ++pages; });
+    if (pages == 0) continue;
+    home.late_in.words.resize(list_words(pages));
+    requests_.push_back(
+        transport_.receive_agreed(s.home, key(kLate), home.late_in.words.data(),
+                                  home.late_in.words.size() * sizeof(std::uint64_t)));
+  }
+  std::size_t k = sends;
+  for (const Subscription& s : subscriptions_) {
+    const PageList& late = peers_[static_cast<std::size_t>(s.home)].late_in;
+    if (late.words.empty()) continue;
+    Request& request = requests_[k++];
+    request.wait();
+    if (request.message().size != late.words.size() * sizeof(std::uint64_t) ||
+        late.words.size() != list_words(late.count()))
+      throw Error(Errc::transport, transport_.rank(),
+                  "Dsm::barrier: rank " + std::to_string(s.home) +
+                      " sent a late answer of other pages than subscribed and noticed");
+  }
+  wait_all();
 }
 
 void BarrierUpdates::for_each_update(
-    const std::function<void(std::size_t, const std::byte*)>& f) const {
-  for (const Subscription& s : subscriptions_) {
-    const std::uint64_t* answer = answers_.data() + s.answer;
-    const std::uint64_t pages = answer[0];
-    const auto* data = reinterpret_cast<const std::byte*>(answer + 1 + pages);
-    for (std::uint64_t i = 0; i < pages; ++i) f(answer[1 + i], data + i * page_size_);
+    const NoticedOf& noticed, const std::function<void(std::size_t, const std::byte*)>& f) const {
+  for (const Peer& home : peers_)
+    for (std::size_t i = 0; i < home.late_in.count(); ++i)
+      f(home.late_in.page(i), home.late_in.bytes(i, page_size_));
+  for (const Peer& home : peers_) {
+    if (!home.pushed) continue;
+    for (std::size_t i = 0; i < home.push_in.count(); ++i)
+      if (noticed(home.push_in.page(i)) == Noticed::by_home_only)
+        f(home.push_in.page(i), home.push_in.bytes(i, page_size_));
   }
 }
 
 void BarrierUpdates::forget() {
   requests_.clear();  // a request still in flight is cancelled
+  sends_.clear();
   subscriptions_.clear();
   outgoing_.clear();
-}
-
-// At the home, inside its progress: keeps the subscription for serve(),
-// which answers it. A second one before that is a protocol bug: abort, as
-// for any malformed call.
-Transport::Answer BarrierUpdates::take(void* self_pointer, int source, const std::byte* bytes,
-                                       std::size_t size) {
-  auto& self = *static_cast<BarrierUpdates*>(self_pointer);
-  std::lock_guard<std::mutex> guard(self.pending_mutex_);
-  Pending& slot = self.pending_[static_cast<std::size_t>(source)];
-  if (slot.arrived || size < sizeof(std::uint64_t) || size > kMaxWords * sizeof(std::uint64_t) ||
-      (size / sizeof(std::uint64_t)) % 2 != 1 || size % sizeof(std::uint64_t) != 0) {
-    std::fprintf(stderr, "mpidsm: malformed barrier subscription from rank %d (%zu bytes)\n",
-                 source, size);
-    std::abort();
+  for (Peer& p : peers_) {
+    p.push_out.words.clear();
+    p.push_in.words.clear();
+    p.late_out.words.clear();
+    p.late_in.words.clear();
+    p.pushed = p.pushing = false;
   }
-  slot.words.resize(size / sizeof(std::uint64_t));  // within the reserved capacity
-  std::memcpy(slot.words.data(), bytes, size);
-  slot.ticket = Transport::defer_answer();
-  slot.arrived = true;
-  return {};
-}
-
-void BarrierUpdates::serve(const std::vector<int>& subscribers, std::uint64_t barrier,
-                           const std::function<bool(std::size_t)>& written,
-                           const std::function<const std::byte*(std::size_t)>& bytes_of) {
-  if (replies_.size() < subscribers.size()) replies_.resize(subscribers.size());
-  sends_.clear();
-  for (std::size_t i = 0; i < subscribers.size(); ++i) {
-    const int reader = subscribers[i];
-    Pending& slot = pending_[static_cast<std::size_t>(reader)];
-    auto arrived = [&] {
-      std::lock_guard<std::mutex> guard(pending_mutex_);
-      return slot.arrived;
-    };
-    transport_->wait_until(arrived, "Dsm::barrier (a subscription to this rank's pages)");
-    // Copied out, so the slot keeps its reserved memory for the reader's
-    // next subscription, which may arrive as soon as this one is answered.
-    std::vector<std::uint64_t>& runs = runs_;
-    Transport::PendingAnswer ticket;
-    {
-      std::lock_guard<std::mutex> guard(pending_mutex_);
-      runs.assign(slot.words.begin(), slot.words.end());
-      ticket = slot.ticket;
-      slot.arrived = false;
-    }
-    if (runs[0] != barrier)
-      throw Error(Errc::collective_mismatch, transport_->rank(),
-                  "Dsm::barrier: rank " + std::to_string(reader) + " subscribed for barrier " +
-                      std::to_string(runs[0]) + " during barrier " + std::to_string(barrier));
-    std::size_t subscribed = 0;
-    for (std::size_t r = 1; r < runs.size(); r += 2) subscribed += runs[r + 1];
-    const std::size_t room = std::min(subscribed, kMaxAnswerPages);
-    std::vector<std::uint64_t>& reply = replies_[i];
-    reply.assign(1 + room, 0);
-    for (std::size_t r = 1; r < runs.size() && written && reply[0] < room; r += 2)
-      for (std::uint64_t page = runs[r]; page < runs[r] + runs[r + 1] && reply[0] < room; ++page)
-        if (written(page)) reply[1 + reply[0]++] = page;
-    const std::size_t pages = reply[0];
-    reply.resize(answer_bytes(pages) / sizeof(std::uint64_t));
-    auto* data = reinterpret_cast<std::byte*>(reply.data() + 1 + pages);
-    for (std::size_t k = 0; k < pages; ++k)
-      std::memcpy(data + k * page_size_, bytes_of(reply[1 + k]), page_size_);
-    sends_.push_back(transport_->answer(ticket, reply.data(), answer_bytes(pages)));
-  }
-  for (Request& send : sends_) send.wait();
-  sends_.clear();
 }
 
 }  // namespace mpidsm::detail

@@ -2,25 +2,27 @@
 // barrier invalidates that a rank used in the ending interval (an iterative
 // code's halo rows) come back inside the barrier, sent by their homes.
 //
-// Before the count exchange, a reader subscribes to each home it used pages
-// of: one answered call listing them as runs, and a bit per home in its
-// exchange record. After the exchange every home knows its subscribers and
-// every notice, and every diff of the interval has reached it (writers
-// flush before they exchange), so it answers each subscription with the
-// subscribed pages the barrier's notices name, taken from its master copy.
-// The reader installs them in place of the copies it would have dropped.
+// A reader subscribes at each barrier to the pages it used, per home (runs
+// of pages, a bit per home in its exchange record). A home remembers each
+// reader's last subscription, and at its next release pushes the pages of
+// it that the home itself wrote, before the exchange (a bit per reader in
+// its record): an iterative code's halo rows then arrive with the barrier
+// itself. After the exchange every rank knows every notice, and every diff
+// is at its home (writers flush before they exchange), so a home sends each
+// subscriber, in a late answer, the subscribed pages some notice names that
+// its push does not cover up to date: pages other ranks wrote, and pages
+// new to the subscription. Reader and home decide the late answer's pages
+// alike from the same facts (the subscription, the push, the notices), so
+// the reader waits for one exactly when the home sends one.
 //
-// The subscription travels while the exchange does, so the pages arrive
-// about one network latency after it: a refetch after the exchange took a
-// round trip plus one more collective that kept the homes polling until
-// every reader had its pages (measured across two simulated hosts: see
-// docs/consistency.md).
+// All of it travels as agreed messages (Transport::send_agreed), keyed by
+// the barrier, so no handler runs and nothing waits beyond what both sides
+// know will come.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <vector>
 
 #include "mpidsm/transport.hpp"
@@ -29,86 +31,106 @@ namespace mpidsm::detail {
 
 class BarrierUpdates {
  public:
-  // Collective (registers the subscription handler).
   BarrierUpdates(Transport& transport, std::size_t page_size);
-  ~BarrierUpdates();
-  // The transport is gone: nothing to unregister.
-  void abandon_transport() { transport_ = nullptr; }
   BarrierUpdates(const BarrierUpdates&) = delete;
   BarrierUpdates& operator=(const BarrierUpdates&) = delete;
 
-  // Pages one answer carries at most; further noticed pages of a
-  // subscription are dropped by the reader as any invalidated copy is.
-  static constexpr std::size_t kMaxAnswerPages = 64;
-  // Runs of pages one subscription lists at most, so a home keeps every
-  // reader's in memory reserved up front: its handler may run inside a
-  // fault resolved in the signal handler, where nothing may allocate.
+  // Pages one push or late answer carries at most; further pages are
+  // dropped by the reader as any invalidated copy is.
+  static constexpr std::size_t kMaxPages = 64;
+  // Runs of pages one subscription lists at most.
   static constexpr std::size_t kMaxRuns = 32;
-  // Words of a rank's subscription mask in the exchange record.
+  // Words of a rank's mask (a bit per rank) in the exchange record.
   static std::size_t mask_words(int ranks) { return (static_cast<std::size_t>(ranks) + 63) / 64; }
 
-  // --- as a reader ---
-  // Starts barrier `barrier`'s subscriptions (the last ones are forgotten).
+  // What the barrier's notices say of a page: no definite notice, a
+  // definite notice by its home alone, or one by another rank.
+  enum class Noticed { no, by_home_only, by_others };
+  using NoticedOf = std::function<Noticed(std::size_t page)>;
+  using BytesOf = std::function<const std::byte*(std::size_t page)>;
+
+  // --- before the exchange (the barrier's release is done) ---
+  // Starts barrier `barrier` (the last one's state is forgotten).
   void begin(std::uint64_t barrier);
   // Subscribes to `page` at `home`, in increasing (home, page) order; false
   // (not subscribed) when that would take more than kMaxRuns runs.
-  bool add(int home, std::size_t page);
-  bool any() const { return !subscriptions_.empty(); }
-  // Sets a bit per home subscribed to in `mask` (mask_words).
-  void mark(std::uint64_t* mask) const;
-  // Sends the subscriptions (once the exchange record has left: the home
-  // needs them only once it has every record).
-  void subscribe();
-  // Waits for every answer, checking its form; Errc::transport naming the
-  // home otherwise.
-  void await();
-  // After await(): f(page, bytes) for each page a home sent.
-  void for_each_update(const std::function<void(std::size_t, const std::byte*)>& f) const;
-  // Forgets this barrier's subscriptions (answered or not).
+  bool subscribe(int home, std::size_t page);
+  // As a home: composes a push for each reader whose last subscription
+  // names pages `written` (this rank's definite notices, sorted) holds.
+  void prepare_pushes(const std::vector<std::size_t>& written, const BytesOf& bytes_of);
+  // The record's masks: homes subscribed to, readers pushed to.
+  void mark(std::uint64_t* subscribed, std::uint64_t* pushed) const;
+  // Sends the subscriptions and pushes (once the record has left: a tcp
+  // send took 10-20 us on a simulated host).
+  void send();
+
+  // --- after the exchange ---
+  // Receives the subscriptions of `subscribers` (kept for the next push),
+  // the pushes of `pushers`, and sends and receives the late answers;
+  // waits until every message has arrived or left. A failed barrier
+  // (`noticed` empty) sends no late answers.
+  // `barrier` as begin() had it (a rank that holds a lock calls no begin()).
+  void finish(std::uint64_t barrier, const std::vector<int>& subscribers,
+              const std::vector<int>& pushers, const NoticedOf& noticed, const BytesOf& bytes_of);
+  // After finish(): f(page, bytes) for each page to install: from a late
+  // answer, or from a push when only its home noticed it (late answers
+  // first: a page in both is installed from the late one).
+  void for_each_update(const NoticedOf& noticed,
+                       const std::function<void(std::size_t, const std::byte*)>& f) const;
+  // Forgets this barrier's messages; a reader's subscriptions go too
+  // (after a failure in the exchange, a home may still hold them: its next
+  // push is received and dropped).
   void forget();
 
-  // --- as a home ---
-  // Answers the subscription of each of `subscribers` to `barrier` (waiting
-  // for those not here yet) with its pages `written` says changed, read at
-  // `bytes_of(page)`, and waits until every answer has left. An empty
-  // `written` answers with no pages (a barrier that failed).
-  void serve(const std::vector<int>& subscribers, std::uint64_t barrier,
-             const std::function<bool(std::size_t)>& written,
-             const std::function<const std::byte*(std::size_t)>& bytes_of);
-
  private:
-  struct Subscription {
-    int home;
-    std::size_t begin, end;  // its words in outgoing_: the barrier, then (first, count) runs
-    std::size_t pages;
-    std::size_t answer;  // its answer's first word in answers_
-  };
-  struct Pending {
-    bool arrived = false;
-    Transport::PendingAnswer ticket;
+  // A list of pages with their bytes: count, page numbers, then the pages.
+  struct PageList {
     std::vector<std::uint64_t> words;
+    std::uint64_t count() const { return words.empty() ? 0 : words[0]; }
+    std::uint64_t page(std::size_t i) const { return words[1 + i]; }
+    const std::byte* bytes(std::size_t i, std::size_t page_size) const {
+      return reinterpret_cast<const std::byte*>(words.data() + 1 + count()) + i * page_size;
+    }
+    bool contains(std::uint64_t page) const;
   };
-  static constexpr std::size_t kMaxWords = 1 + 2 * kMaxRuns;  // a subscription's
-  std::size_t answer_bytes(std::size_t pages) const {
-    return (1 + pages) * sizeof(std::uint64_t) + pages * page_size_;
+  struct Subscription {  // this rank's, to one home
+    int home;
+    std::size_t begin, end;  // its runs in outgoing_: (first, count) pairs
+    std::size_t pages;
+  };
+  struct Peer {
+    std::vector<std::uint64_t> standing;  // as a home: the reader's last subscription's runs
+    PageList push_out;                    // as a home: this barrier's push to the reader
+    PageList push_in;                     // as a reader: the home's push
+    PageList late_out;                    // as a home: the late answer to the reader
+    PageList late_in;                     // as a reader: the home's late answer
+    std::size_t last_pages = 0;           // as a reader: pages last subscribed to at the home
+    bool pushed = false, pushing = false;
+  };
+  enum Kind : std::uint32_t { kSubscription, kPush, kLate };
+  std::uint32_t key(Kind kind) const {
+    return static_cast<std::uint32_t>((barrier_ * 3 + kind) & Transport::max_agreed_key);
   }
-  static Transport::Answer take(void* self, int source, const std::byte* bytes, std::size_t size);
+  std::size_t list_words(std::size_t pages) const {
+    return 1 + pages + pages * page_size_ / sizeof(std::uint64_t);
+  }
+  // The pages of `runs` (first, count pairs) a late answer carries.
+  template <class F>
+  void late_pages(const std::uint64_t* runs, std::size_t run_words, const PageList& push,
+                  const NoticedOf& noticed, F&& f) const;
+  void fill(PageList& list, const std::vector<std::uint64_t>& pages, const BytesOf& bytes_of) const;
+  void wait_all();
 
-  Transport* transport_;
+  Transport& transport_;
   std::size_t page_size_;
-  // Reader side.
+  std::uint64_t barrier_ = 0;
   std::vector<Subscription> subscriptions_;
-  std::vector<std::uint64_t> outgoing_;
-  std::vector<std::uint64_t> answers_;  // count, page numbers, then the pages
-  std::vector<Request> requests_;       // per subscription
-  // Home side: one subscription per rank at most (a reader subscribes again
-  // only after this home answered it).
-  std::mutex pending_mutex_;
-  std::vector<Pending> pending_;     // per rank
-  std::vector<std::uint64_t> runs_;  // serve()'s copy of a subscription
-  std::vector<std::vector<std::uint64_t>> replies_;
-  std::vector<Request> sends_;
-  std::uint32_t handler_;  // registered last: the handler may run at once
+  std::vector<std::uint64_t> outgoing_;      // every subscription's runs
+  std::vector<Peer> peers_;                  // per rank
+  std::vector<std::uint64_t> scratch_;       // page lists being composed
+  std::vector<std::size_t> standing_pages_;  // finish(): what each home held of ours
+  std::vector<Request> sends_;               // subscriptions and pushes, until finish()
+  std::vector<Request> requests_;            // finish()'s receives and late answers
 };
 
 }  // namespace mpidsm::detail

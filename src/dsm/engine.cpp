@@ -102,7 +102,6 @@ void Dsm::Engine::abandon_transport() {
   barrier_slots_.abandon_transport();
   page_calls_.abandon_transport();
   diffs_.abandon_transport();
-  updates_.abandon_transport();
   master_ = MemoryRegion();
 }
 

@@ -186,8 +186,10 @@ class Dsm::Engine final : public detail::FaultTarget {
     std::vector<std::int64_t> outgoing, counts, incoming;
     std::vector<std::int64_t> records;  // per rank: count, then its inline notices
     std::vector<int> sizes, offsets;
-    std::vector<std::uint64_t> mask;  // this rank's subscriptions: a bit per home
-    std::vector<int> subscribers;     // ranks whose subscriptions this one serves
+    // Homes this rank subscribes to, then readers it pushes to: a bit per rank each.
+    std::vector<std::uint64_t> mask;
+    std::vector<int> subscribers;  // ranks subscribed to this one's pages
+    std::vector<int> pushers;      // ranks that pushed pages to this one
   };
   // barrier_refetch.cpp (BarrierUpdates)
   // A page fetched through UCX in this interval: a candidate for the
@@ -195,14 +197,16 @@ class Dsm::Engine final : public detail::FaultTarget {
   void note_fetched(std::size_t page) {
     if (fetched_.size() < fetched_.capacity()) fetched_.push_back(page);
   }
-  // At a barrier's start: the pages used since the last one
-  // (used_through_ucx) to subscribe to at their homes; `mask` gets a bit
-  // per home. exchange_counts sends the subscriptions.
-  void choose_subscriptions(std::uint64_t* mask);
-  // After the exchange: answers this rank's subscribers (`written_here`:
-  // the pages homed here the barrier's notices name; failed: none), then
-  // takes the answers to this rank's subscriptions.
-  void serve_updates(const BarrierScratch& x, bool failed);
+  // At a barrier's start, after the release (x.outgoing: this rank's
+  // notices): subscribes to the pages used since the last barrier
+  // (used_through_ucx) at their homes, composes the pushes of the pages
+  // homed here to their readers, and marks both in x.mask.
+  // exchange_counts sends them.
+  void prepare_updates(BarrierScratch& x);
+  // After the exchange (`total` notices in x.incoming): the subscriptions,
+  // pushes and late answers (BarrierUpdates::finish; failed: no late ones).
+  void finish_updates(const BarrierScratch& x, bool failed, std::int64_t total);
+  detail::BarrierUpdates::Noticed noticed_in_barrier(std::size_t page) const;
   // For a notice of another rank: a subscribed page waits for its home's
   // answer rather than leaving the cache; false for any other page.
   bool await_update(std::size_t page);
@@ -328,10 +332,12 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::size_t> fetched_;             // note_fetched (capacity reserved: the fault path)
   std::vector<std::size_t> subscribed_;          // this barrier's subscriptions
   std::vector<std::size_t> awaited_;             // subscribed pages a notice names
-  std::vector<std::size_t> written_here_;  // sorted: pages homed here a barrier's notices name
-  std::size_t stream_next_ = 0;            // the read miss that continues a stream
-  std::size_t write_stream_next_ = 0;      // the write miss that continues one
-  std::vector<bool> homes_written_;        // per rank: a flush is due
+  std::vector<std::size_t> written_here_;  // sorted: pages homed here this release surely changed
+  // Sorted: each definite notice of the barrier, and whether its writer is the page's home.
+  std::vector<std::pair<std::size_t, bool>> noticed_;
+  std::size_t stream_next_ = 0;        // the read miss that continues a stream
+  std::size_t write_stream_next_ = 0;  // the write miss that continues one
+  std::vector<bool> homes_written_;    // per rank: a flush is due
   BarrierScratch barrier_scratch_;
   std::vector<bool> held_;               // per lock id: held by this rank
   std::vector<std::thread::id> holder_;  // per lock id: the thread that took it

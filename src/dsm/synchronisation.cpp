@@ -33,8 +33,8 @@ void Dsm::Engine::barrier() {
   bool holds_lock;
   std::optional<Error> failure;
   std::size_t lock_notices_before = 0;
-  x.mask.assign(barrier_slots_.direct() ? 0 : detail::BarrierUpdates::mask_words(runtime_.size()),
-                0);
+  x.mask.assign(
+      barrier_slots_.direct() ? 0 : 2 * detail::BarrierUpdates::mask_words(runtime_.size()), 0);
   // Across nodes, from here to the end, this thread's own polls serve the
   // peers (the progress thread would only compete with it for the worker
   // and a CPU): the diffs of the release, the count exchange, the updates.
@@ -57,13 +57,13 @@ void Dsm::Engine::barrier() {
       } catch (const Error& e) {
         failure = e;
       }
-      // Across nodes (every diff flushed by now), the subscriptions leave
-      // while the exchange runs.
-      if (!failure && !x.mask.empty()) choose_subscriptions(x.mask.data());
-      fetched_.clear();
       // The notices travel now; a page released again meanwhile is noticed afresh.
       x.outgoing.swap(notices_);
       forget_notices(x.outgoing);
+      // Across nodes (every diff flushed by now), the subscriptions and
+      // pushes leave while the exchange runs.
+      if (!failure && !x.mask.empty()) prepare_updates(x);
+      fetched_.clear();
       lock_notices_before = lock_notices_.size();
     }
   }
@@ -75,7 +75,14 @@ void Dsm::Engine::barrier() {
   const std::int64_t mine = failure      ? kFailed
                             : holds_lock ? kHoldsLock
                                          : static_cast<std::int64_t>(x.outgoing.size());
-  const bool delivered = exchange_counts(mine, x);
+  bool delivered = false;
+  try {
+    delivered = exchange_counts(mine, x);
+  } catch (...) {
+    detail::EngineLock guard(mutex_);
+    forget_updates();  // no message of this barrier stays in flight
+    throw;
+  }
   std::int64_t total = 0;
   int holder = -1;
   bool any_failed = false;
@@ -91,7 +98,7 @@ void Dsm::Engine::barrier() {
       detail::EngineLock guard(mutex_);
       for (std::int64_t notice : x.outgoing) record_notice_of_barrier(notice);
       try {
-        serve_updates(x, true);
+        finish_updates(x, true, total);
       } catch (const Error& e) {
         if (!failure) failure = e;
       }
@@ -115,7 +122,8 @@ void Dsm::Engine::barrier() {
     transport_.wait_mpi(request, "Dsm::barrier");
   }
   if (total == 0) x.incoming.clear();
-  if (total > 0 || lock_notices_before > 0 || !subscribed_.empty() || !x.subscribers.empty()) {
+  if (total > 0 || lock_notices_before > 0 || !subscribed_.empty() || !x.subscribers.empty() ||
+      !x.pushers.empty()) {
     detail::EngineLock guard(mutex_);
     // The barrier delivered these to everyone; later ones wait for the next unlock.
     forget_lock_notices(lock_notices_before);
@@ -128,9 +136,8 @@ void Dsm::Engine::barrier() {
         if (!kept) invalidate(page);
       }
     }
-    // This rank's subscribers first: they may be homes this rank waits for.
     try {
-      serve_updates(x, false);
+      finish_updates(x, false, total);
     } catch (...) {
       install_updates();  // what arrived; the other awaited pages leave the cache
       throw;
@@ -194,6 +201,7 @@ void Dsm::Engine::lay_out_incoming(BarrierScratch& x, std::int64_t total) {
 bool Dsm::Engine::exchange_counts(std::int64_t mine, BarrierScratch& x) {
   std::vector<std::int64_t>& counts = x.counts;
   x.subscribers.clear();
+  x.pushers.clear();
   MPI_Comm comm = runtime_.comm();
   // Non-blocking collectives, so a rank that died ends the wait with an
   // error naming it.
@@ -214,7 +222,7 @@ bool Dsm::Engine::exchange_counts(std::int64_t mine, BarrierScratch& x) {
     // A subscription costs a send (on a simulated host a tcp send took
     // 10-20 us), which would delay this rank's record.
     try {
-      if (updates_.any()) updates_.subscribe();
+      updates_.send();
     } catch (const Error&) {
       transport_.wait_mpi(request, "Dsm::barrier");  // the others' collective completes
       throw;
@@ -222,12 +230,15 @@ bool Dsm::Engine::exchange_counts(std::int64_t mine, BarrierScratch& x) {
     transport_.wait_mpi(request, "Dsm::barrier");
     std::int64_t total = 0;
     bool inline_only = true;
-    const std::size_t my_word = static_cast<std::size_t>(rank_) / 64;
+    const std::size_t my_word = static_cast<std::size_t>(rank_) / 64, words = x.mask.size() / 2;
     const std::uint64_t my_bit = std::uint64_t{1} << (rank_ % 64);
     for (std::size_t r = 0; r < ranks; ++r) {
       counts[r] = x.records[r * record];
-      if (static_cast<std::uint64_t>(x.records[r * record + 1 + kInlineNotices + my_word]) & my_bit)
+      const std::int64_t* masks = x.records.data() + r * record + 1 + kInlineNotices;
+      if (static_cast<std::uint64_t>(masks[my_word]) & my_bit)
         x.subscribers.push_back(static_cast<int>(r));
+      if (static_cast<std::uint64_t>(masks[words + my_word]) & my_bit)
+        x.pushers.push_back(static_cast<int>(r));
       total += std::max<std::int64_t>(counts[r], 0);
       inline_only = inline_only && counts[r] <= static_cast<std::int64_t>(kInlineNotices);
     }

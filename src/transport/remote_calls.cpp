@@ -18,6 +18,13 @@ namespace {
 constexpr unsigned kCallMessage = 0x6d64;  // "md": run a handler
 constexpr unsigned kDoneMessage = 0x6d65;  // its handler returned
 
+// Answer tags' sequence field: answered calls count below 2^23; agreed
+// messages (send_agreed) set the top bit, so the two never match.
+constexpr std::uint32_t kAgreed = std::uint32_t{1} << 23;
+std::uint32_t agreed_sequence(std::uint32_t key) {
+  return kAgreed | (key & Transport::max_agreed_key);
+}
+
 // The tag of the answer `callee` sends to the call numbered `sequence`.
 std::uint64_t answer_tag(std::uint16_t runtime_id, int callee, std::uint32_t sequence) {
   return detail::TagCodec::encode(detail::TagCodec::answer_runtime(runtime_id),
@@ -34,15 +41,6 @@ void free_sent(ucs_status_ptr_t request, int rank, const char* what, int peer) {
     ucp_request_free(request);  // released by UCX once sent
   }
 }
-
-// The answered call whose handler runs on this thread, so it can put its
-// answer off (Transport::defer_answer).
-struct CurrentCall {
-  Transport::PendingAnswer pending;
-  bool inside = false;
-  bool deferred = false;
-};
-thread_local CurrentCall current_call;
 
 }  // namespace
 
@@ -73,12 +71,8 @@ ucs_status_t Transport::Impl::on_call(void* arg, const void* header, std::size_t
   ucp_ep_h caller = s.endpoints[static_cast<std::size_t>(call.source)];
   ucp_request_param_t send{};
   if (answered) {
-    current_call = {{call.source, call.answer_sequence}, true, false};
     const Answer answer =
         slot->answering.load(std::memory_order_acquire)(context, call.source, bytes, length);
-    const bool deferred = current_call.deferred;
-    current_call = {};
-    if (deferred) return UCS_OK;
     free_sent(ucp_tag_send_nbx(caller, answer.data, answer.size,
                                answer_tag(s.runtime_id, s.rank, call.answer_sequence), &send),
               s.rank, "answering a remote call", call.source);
@@ -248,8 +242,8 @@ Request Transport::call_answered(int peer, std::uint32_t id, const void* bytes, 
   if (id >= s.remote_handlers.size() || s.remote_handlers[id].answering.load() == nullptr)
     throw Error(Errc::invalid_argument, rank_,
                 "call_answered: no answering handler " + std::to_string(id));
-  const std::uint32_t sequence = s.next_answer_sequence.fetch_add(1, std::memory_order_relaxed) &
-                                 static_cast<std::uint32_t>(detail::TagCodec::user_field);
+  const std::uint32_t sequence =
+      s.next_answer_sequence.fetch_add(1, std::memory_order_relaxed) & (kAgreed - 1);
   // The receive first, so the answer lands in place rather than in UCX's
   // buffers for unexpected messages.
   ucp_request_param_t receive{};
@@ -268,27 +262,28 @@ Request Transport::call_answered(int peer, std::uint32_t id, const void* bytes, 
   return answered;
 }
 
-Transport::PendingAnswer Transport::defer_answer() {
-  if (!current_call.inside)
-    throw Error(Errc::invalid_state, no_rank, "defer_answer: called outside an answering handler");
-  current_call.deferred = true;
-  return current_call.pending;
-}
-
-Request Transport::answer(const PendingAnswer& pending, const void* data, std::size_t size) {
-  auto in_use = impl_->use_worker("answer");
+Request Transport::send_agreed(int peer, std::uint32_t key, const void* bytes, std::size_t size) {
+  auto in_use = impl_->use_worker("send_agreed");
   Impl& s = *impl_;
-  s.check_peer(pending.caller, "answer");
+  s.check_peer(peer, "send_agreed");
   ucp_request_param_t send{};
   return Request(this,
-                 ucp_tag_send_nbx(s.endpoints[static_cast<std::size_t>(pending.caller)], data, size,
-                                  answer_tag(s.runtime_id, rank_, pending.sequence), &send),
-                 Request::Kind::send_or_rma, "answer", pending.caller, 0);
+                 ucp_tag_send_nbx(s.endpoints[static_cast<std::size_t>(peer)], bytes, size,
+                                  answer_tag(s.runtime_id, rank_, agreed_sequence(key)), &send),
+                 Request::Kind::send_or_rma, "send_agreed", peer, 0);
 }
 
-void Transport::wait_until(const std::function<bool()>& done, const char* waiting_for) {
-  auto in_use = impl_->use_worker(waiting_for);
-  impl_->progress_until(done, waiting_for);
+Request Transport::receive_agreed(int peer, std::uint32_t key, void* buffer, std::size_t capacity) {
+  auto in_use = impl_->use_worker("receive_agreed");
+  Impl& s = *impl_;
+  s.check_peer(peer, "receive_agreed");
+  ucp_request_param_t receive{};
+  receive.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;  // see irecv()
+  return Request(this,
+                 ucp_tag_recv_nbx(s.worker, buffer, capacity,
+                                  answer_tag(s.runtime_id, peer, agreed_sequence(key)),
+                                  ~std::uint64_t{0}, &receive),
+                 Request::Kind::receive, "receive_agreed", peer, capacity);
 }
 
 }  // namespace mpidsm
