@@ -83,8 +83,7 @@ void Dsm::Engine::prepare_updates(BarrierScratch& x) {
   std::sort(written_here_.begin(), written_here_.end());
   updates_.prepare_pushes(written_here_,
                           [&](std::size_t page) -> const std::byte* { return master(page); });
-  const std::size_t words = x.mask.size() / 2;
-  updates_.mark(x.mask.data(), x.mask.data() + words);
+  updates_.mark(x.mask.data(), x.mask.size() / detail::BarrierUpdates::kMasks);
 }
 
 detail::BarrierUpdates::Noticed Dsm::Engine::noticed_in_barrier(std::size_t page) const {
@@ -107,7 +106,7 @@ void Dsm::Engine::finish_updates(const BarrierScratch& x, bool failed, std::int6
   }
   std::sort(noticed_.begin(), noticed_.end());
   updates_.finish(
-      epoch_.load(std::memory_order_relaxed), x.subscribers, x.pushers,
+      epoch_.load(std::memory_order_relaxed), x.subscribers, x.renewers, x.pushers,
       failed ? detail::BarrierUpdates::NoticedOf()
              : [this](std::size_t page) { return noticed_in_barrier(page); },
       [&](std::size_t page) -> const std::byte* { return master(page); });
@@ -147,13 +146,13 @@ void Dsm::Engine::install_updates() {
   forget_updates();
 }
 
-void Dsm::Engine::forget_updates() {
+void Dsm::Engine::forget_updates(bool resend) {
   constexpr auto marks = static_cast<std::uint8_t>(~(kSubscribed | kAwaitingUpdate));
   for (std::size_t page : awaited_) listed_[page] &= marks;
   for (std::size_t page : subscribed_) listed_[page] &= marks;
   awaited_.clear();
   subscribed_.clear();
-  updates_.forget();
+  updates_.forget(resend);
 }
 
 }  // namespace mpidsm

@@ -26,7 +26,7 @@ void BarrierUpdates::begin(std::uint64_t barrier) {
 
 bool BarrierUpdates::subscribe(int home, std::size_t page) {
   if (subscriptions_.empty() || subscriptions_.back().home != home)
-    subscriptions_.push_back({home, outgoing_.size(), outgoing_.size(), 0});
+    subscriptions_.push_back({home, outgoing_.size(), outgoing_.size(), 0, true});
   Subscription& s = subscriptions_.back();
   const std::size_t runs = (s.end - s.begin) / 2;
   if (runs > 0 && outgoing_[s.end - 2] + outgoing_[s.end - 1] == page) {
@@ -67,17 +67,29 @@ void BarrierUpdates::prepare_pushes(const std::vector<std::size_t>& written,
   }
 }
 
-void BarrierUpdates::mark(std::uint64_t* subscribed, std::uint64_t* pushed) const {
-  for (const Subscription& s : subscriptions_)
-    subscribed[static_cast<std::size_t>(s.home) / 64] |= std::uint64_t{1} << (s.home % 64);
+void BarrierUpdates::mark(std::uint64_t* masks, std::size_t words) {
+  auto set = [&](std::size_t mask, std::size_t rank) {
+    masks[mask * words + rank / 64] |= std::uint64_t{1} << (rank % 64);
+  };
+  for (Subscription& s : subscriptions_) {
+    const auto home = static_cast<std::size_t>(s.home);
+    const std::vector<std::uint64_t>& held = peers_[home].held;
+    s.renewed = !std::equal(outgoing_.begin() + static_cast<std::ptrdiff_t>(s.begin),
+                            outgoing_.begin() + static_cast<std::ptrdiff_t>(s.end), held.begin(),
+                            held.end());
+    set(0, home);
+    if (s.renewed) set(1, home);
+  }
   for (std::size_t r = 0; r < peers_.size(); ++r)
-    if (peers_[r].pushing) pushed[r / 64] |= std::uint64_t{1} << (r % 64);
+    if (peers_[r].pushing) set(2, r);
 }
 
 void BarrierUpdates::send() {
   for (const Subscription& s : subscriptions_)
-    sends_.push_back(transport_.send_agreed(s.home, key(kSubscription), outgoing_.data() + s.begin,
-                                            (s.end - s.begin) * sizeof(std::uint64_t)));
+    if (s.renewed)
+      sends_.push_back(transport_.send_agreed(s.home, key(kSubscription),
+                                              outgoing_.data() + s.begin,
+                                              (s.end - s.begin) * sizeof(std::uint64_t)));
   for (std::size_t r = 0; r < peers_.size(); ++r)
     if (peers_[r].pushing) {
       const PageList& push = peers_[r].push_out;
@@ -107,30 +119,37 @@ void BarrierUpdates::wait_all() {
 }
 
 void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subscribers,
-                            const std::vector<int>& pushers, const NoticedOf& noticed,
-                            const BytesOf& bytes_of) {
+                            const std::vector<int>& renewers, const std::vector<int>& pushers,
+                            const NoticedOf& noticed, const BytesOf& bytes_of) {
   barrier_ = barrier;
   // What each home holds of this rank's subscriptions, as of the last
   // barrier: a push from it has at most that many pages.
   std::vector<std::size_t>& standing_pages = standing_pages_;
   standing_pages.assign(peers_.size(), 0);
   for (std::size_t r = 0; r < peers_.size(); ++r) standing_pages[r] = peers_[r].last_pages;
-  for (Peer& p : peers_) p.last_pages = 0;
-  for (const Subscription& s : subscriptions_)
-    peers_[static_cast<std::size_t>(s.home)].last_pages = s.pages;
-
-  std::size_t next = 0;
-  for (std::size_t r = 0; r < peers_.size(); ++r) {
+  for (Peer& p : peers_) {
+    p.last_pages = 0;
+    p.held.clear();  // a home forgets the runs of a reader that did not subscribe
+  }
+  for (const Subscription& s : subscriptions_) {
+    Peer& home = peers_[static_cast<std::size_t>(s.home)];
+    home.last_pages = s.pages;
+    home.held.assign(outgoing_.begin() + static_cast<std::ptrdiff_t>(s.begin),
+                     outgoing_.begin() + static_cast<std::ptrdiff_t>(s.end));
+  }
+  // As a home: readers that did not subscribe lose their runs; new runs
+  // replace the old.
+  for (std::size_t r = 0, next = 0; r < peers_.size(); ++r) {
     const bool subscribed = next < subscribers.size() && subscribers[next] == static_cast<int>(r);
-    Peer& reader = peers_[r];
-    if (!subscribed) {
-      reader.standing.clear();
-      continue;
-    }
-    ++next;
+    if (subscribed)
+      ++next;
+    else
+      peers_[r].standing.clear();
+  }
+  for (int r : renewers) {
+    Peer& reader = peers_[static_cast<std::size_t>(r)];
     reader.standing.resize(2 * kMaxRuns);
-    requests_.push_back(transport_.receive_agreed(static_cast<int>(r), key(kSubscription),
-                                                  reader.standing.data(),
+    requests_.push_back(transport_.receive_agreed(r, key(kSubscription), reader.standing.data(),
                                                   reader.standing.size() * sizeof(std::uint64_t)));
   }
   for (int h : pushers) {
@@ -146,7 +165,7 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
   std::vector<Request> arrived;
   arrived.swap(requests_);
   std::size_t i = 0;
-  for (int r : subscribers) {
+  for (int r : renewers) {
     Request& request = arrived[i++];
     request.wait();
     const std::size_t size = request.message().size;
@@ -222,9 +241,11 @@ void BarrierUpdates::for_each_update(
   }
 }
 
-void BarrierUpdates::forget() {
+void BarrierUpdates::forget(bool resend) {
   requests_.clear();  // a request still in flight is cancelled
   sends_.clear();
+  if (resend)
+    for (Peer& p : peers_) p.held.clear();
   subscriptions_.clear();
   outgoing_.clear();
   for (Peer& p : peers_) {

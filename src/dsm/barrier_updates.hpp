@@ -3,7 +3,8 @@
 // code's halo rows) come back inside the barrier, sent by their homes.
 //
 // A reader subscribes at each barrier to the pages it used, per home (runs
-// of pages, a bit per home in its exchange record). A home remembers each
+// of pages, a bit per home in its exchange record; the runs travel only when
+// they differ from the last ones, another bit). A home remembers each
 // reader's last subscription, and at its next release pushes the pages of
 // it that the home itself wrote, before the exchange (a bit per reader in
 // its record): an iterative code's halo rows then arrive with the barrier
@@ -40,7 +41,9 @@ class BarrierUpdates {
   static constexpr std::size_t kMaxPages = 64;
   // Runs of pages one subscription lists at most.
   static constexpr std::size_t kMaxRuns = 32;
-  // Words of a rank's mask (a bit per rank) in the exchange record.
+  // Words of a rank's masks (a bit per rank each) in the exchange record:
+  // homes subscribed to, homes sent new runs, readers pushed to.
+  static constexpr std::size_t kMasks = 3;
   static std::size_t mask_words(int ranks) { return (static_cast<std::size_t>(ranks) + 63) / 64; }
 
   // What the barrier's notices say of a page: no definite notice, a
@@ -58,20 +61,22 @@ class BarrierUpdates {
   // As a home: composes a push for each reader whose last subscription
   // names pages `written` (this rank's definite notices, sorted) holds.
   void prepare_pushes(const std::vector<std::size_t>& written, const BytesOf& bytes_of);
-  // The record's masks: homes subscribed to, readers pushed to.
-  void mark(std::uint64_t* subscribed, std::uint64_t* pushed) const;
+  // The record's kMasks masks of `words` words each (zeroed).
+  void mark(std::uint64_t* masks, std::size_t words);
   // Sends the subscriptions and pushes (once the record has left: a tcp
   // send took 10-20 us on a simulated host).
   void send();
 
   // --- after the exchange ---
-  // Receives the subscriptions of `subscribers` (kept for the next push),
-  // the pushes of `pushers`, and sends and receives the late answers;
+  // Receives the new runs of `renewers` (subscribers' runs are kept for the
+  // next push; others' are forgotten), the pushes of `pushers`, and sends
+  // and receives the late answers;
   // waits until every message has arrived or left. A failed barrier
   // (`noticed` empty) sends no late answers.
   // `barrier` as begin() had it (a rank that holds a lock calls no begin()).
   void finish(std::uint64_t barrier, const std::vector<int>& subscribers,
-              const std::vector<int>& pushers, const NoticedOf& noticed, const BytesOf& bytes_of);
+              const std::vector<int>& renewers, const std::vector<int>& pushers,
+              const NoticedOf& noticed, const BytesOf& bytes_of);
   // After finish(): f(page, bytes) for each page to install: from a late
   // answer, or from a push when only its home noticed it (late answers
   // first: a page in both is installed from the late one).
@@ -79,8 +84,9 @@ class BarrierUpdates {
                        const std::function<void(std::size_t, const std::byte*)>& f) const;
   // Forgets this barrier's messages; a reader's subscriptions go too
   // (after a failure in the exchange, a home may still hold them: its next
-  // push is received and dropped).
-  void forget();
+  // push is received and dropped). `resend`: the next subscriptions travel
+  // whole, as homes may not hold what this rank believes they do.
+  void forget(bool resend = false);
 
  private:
   // A list of pages with their bytes: count, page numbers, then the pages.
@@ -97,9 +103,11 @@ class BarrierUpdates {
     int home;
     std::size_t begin, end;  // its runs in outgoing_: (first, count) pairs
     std::size_t pages;
+    bool renewed;  // the runs differ from those the home holds: they travel
   };
   struct Peer {
     std::vector<std::uint64_t> standing;  // as a home: the reader's last subscription's runs
+    std::vector<std::uint64_t> held;      // as a reader: the runs the home holds of ours
     PageList push_out;                    // as a home: this barrier's push to the reader
     PageList push_in;                     // as a reader: the home's push
     PageList late_out;                    // as a home: the late answer to the reader

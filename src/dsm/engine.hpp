@@ -186,9 +186,10 @@ class Dsm::Engine final : public detail::FaultTarget {
     std::vector<std::int64_t> outgoing, counts, incoming;
     std::vector<std::int64_t> records;  // per rank: count, then its inline notices
     std::vector<int> sizes, offsets;
-    // Homes this rank subscribes to, then readers it pushes to: a bit per rank each.
+    // BarrierUpdates::kMasks masks of a bit per rank each.
     std::vector<std::uint64_t> mask;
     std::vector<int> subscribers;  // ranks subscribed to this one's pages
+    std::vector<int> renewers;     // of those, ranks that sent new runs
     std::vector<int> pushers;      // ranks that pushed pages to this one
   };
   // barrier_refetch.cpp (BarrierUpdates)
@@ -212,8 +213,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   bool await_update(std::size_t page);
   // Installs what the homes sent; a page awaited but not sent leaves the cache.
   void install_updates();
-  // Forgets this barrier's subscriptions and their marks.
-  void forget_updates();
+  // Forgets this barrier's subscriptions and their marks (`resend`:
+  // BarrierUpdates::forget).
+  void forget_updates(bool resend = false);
   // For a possibly-written notice: such a page leaves the cache without a
   // refetch, its home still counting the copy until the next barrier.
   bool keep_counted(std::size_t page);

@@ -33,8 +33,10 @@ void Dsm::Engine::barrier() {
   bool holds_lock;
   std::optional<Error> failure;
   std::size_t lock_notices_before = 0;
-  x.mask.assign(
-      barrier_slots_.direct() ? 0 : 2 * detail::BarrierUpdates::mask_words(runtime_.size()), 0);
+  x.mask.assign(barrier_slots_.direct() ? 0
+                                        : detail::BarrierUpdates::kMasks *
+                                              detail::BarrierUpdates::mask_words(runtime_.size()),
+                0);
   // Across nodes, from here to the end, this thread's own polls serve the
   // peers (the progress thread would only compete with it for the worker
   // and a CPU): the diffs of the release, the count exchange, the updates.
@@ -80,7 +82,7 @@ void Dsm::Engine::barrier() {
     delivered = exchange_counts(mine, x);
   } catch (...) {
     detail::EngineLock guard(mutex_);
-    forget_updates();  // no message of this barrier stays in flight
+    forget_updates(true);  // no message of this barrier stays in flight
     throw;
   }
   std::int64_t total = 0;
@@ -122,8 +124,9 @@ void Dsm::Engine::barrier() {
     transport_.wait_mpi(request, "Dsm::barrier");
   }
   if (total == 0) x.incoming.clear();
-  if (total > 0 || lock_notices_before > 0 || !subscribed_.empty() || !x.subscribers.empty() ||
-      !x.pushers.empty()) {
+  // Across nodes every rank takes this step, so homes and readers change
+  // what they hold of each other's subscriptions alike.
+  if (total > 0 || lock_notices_before > 0 || !x.mask.empty()) {
     detail::EngineLock guard(mutex_);
     // The barrier delivered these to everyone; later ones wait for the next unlock.
     forget_lock_notices(lock_notices_before);
@@ -201,6 +204,7 @@ void Dsm::Engine::lay_out_incoming(BarrierScratch& x, std::int64_t total) {
 bool Dsm::Engine::exchange_counts(std::int64_t mine, BarrierScratch& x) {
   std::vector<std::int64_t>& counts = x.counts;
   x.subscribers.clear();
+  x.renewers.clear();
   x.pushers.clear();
   MPI_Comm comm = runtime_.comm();
   // Non-blocking collectives, so a rank that died ends the wait with an
@@ -230,15 +234,18 @@ bool Dsm::Engine::exchange_counts(std::int64_t mine, BarrierScratch& x) {
     transport_.wait_mpi(request, "Dsm::barrier");
     std::int64_t total = 0;
     bool inline_only = true;
-    const std::size_t my_word = static_cast<std::size_t>(rank_) / 64, words = x.mask.size() / 2;
+    const std::size_t my_word = static_cast<std::size_t>(rank_) / 64,
+                      words = x.mask.size() / detail::BarrierUpdates::kMasks;
     const std::uint64_t my_bit = std::uint64_t{1} << (rank_ % 64);
     for (std::size_t r = 0; r < ranks; ++r) {
       counts[r] = x.records[r * record];
       const std::int64_t* masks = x.records.data() + r * record + 1 + kInlineNotices;
-      if (static_cast<std::uint64_t>(masks[my_word]) & my_bit)
-        x.subscribers.push_back(static_cast<int>(r));
-      if (static_cast<std::uint64_t>(masks[words + my_word]) & my_bit)
-        x.pushers.push_back(static_cast<int>(r));
+      auto marked = [&](std::size_t mask) {
+        return (static_cast<std::uint64_t>(masks[mask * words + my_word]) & my_bit) != 0;
+      };
+      if (marked(0)) x.subscribers.push_back(static_cast<int>(r));
+      if (marked(1)) x.renewers.push_back(static_cast<int>(r));
+      if (marked(2)) x.pushers.push_back(static_cast<int>(r));
       total += std::max<std::int64_t>(counts[r], 0);
       inline_only = inline_only && counts[r] <= static_cast<std::int64_t>(kInlineNotices);
     }
