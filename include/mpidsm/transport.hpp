@@ -320,6 +320,7 @@ class Transport {
   /// posted waits in UCX. At most one message per sender and key may be in
   /// flight. `bytes` stay unchanged until the Request completes.
   static constexpr std::uint32_t max_agreed_key = (1u << 23) - 1;
+  /// Sends `size` bytes at `bytes` to `peer` as the agreed message `key`.
   Request send_agreed(int peer, std::uint32_t key, const void* bytes, std::size_t size);
   /// Receives the message `peer` sent with key `key` into [buffer,
   /// buffer+capacity); message().size gives its length (Errc::truncated if
