@@ -415,6 +415,10 @@ class Transport {
                                  std::uint64_t compare);
   void atomic_post_raw(AtomicOp op, int peer, const MemoryRegion& region, std::size_t offset,
                        std::size_t width, std::uint64_t operand);
+  // A receive of the answer-tag message `peer` sends as `sequence` (an
+  // answered call's answer, or an agreed message).
+  Request receive_answer(int peer, std::uint32_t sequence, void* buffer, std::size_t capacity,
+                         const char* operation);
 
   struct Impl;
   int rank_ = no_rank;

@@ -246,13 +246,7 @@ Request Transport::call_answered(int peer, std::uint32_t id, const void* bytes, 
       s.next_answer_sequence.fetch_add(1, std::memory_order_relaxed) & (kAgreed - 1);
   // The receive first, so the answer lands in place rather than in UCX's
   // buffers for unexpected messages.
-  ucp_request_param_t receive{};
-  receive.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;  // see irecv()
-  Request answered(
-      this,
-      ucp_tag_recv_nbx(s.worker, answer, capacity, answer_tag(s.runtime_id, peer, sequence),
-                       ~std::uint64_t{0}, &receive),
-      Request::Kind::receive, "call_answered", peer, capacity);
+  Request answered = receive_answer(peer, sequence, answer, capacity, "call_answered");
   try {
     s.send_call(peer, {id, rank_, sequence, 0, 0}, bytes, size, "call_answered");
   } catch (const Error&) {
@@ -275,15 +269,20 @@ Request Transport::send_agreed(int peer, std::uint32_t key, const void* bytes, s
 
 Request Transport::receive_agreed(int peer, std::uint32_t key, void* buffer, std::size_t capacity) {
   auto in_use = impl_->use_worker("receive_agreed");
+  impl_->check_peer(peer, "receive_agreed");
+  return receive_answer(peer, agreed_sequence(key), buffer, capacity, "receive_agreed");
+}
+
+Request Transport::receive_answer(int peer, std::uint32_t sequence, void* buffer,
+                                  std::size_t capacity, const char* operation) {
   Impl& s = *impl_;
-  s.check_peer(peer, "receive_agreed");
   ucp_request_param_t receive{};
   receive.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;  // see irecv()
-  return Request(this,
-                 ucp_tag_recv_nbx(s.worker, buffer, capacity,
-                                  answer_tag(s.runtime_id, peer, agreed_sequence(key)),
-                                  ~std::uint64_t{0}, &receive),
-                 Request::Kind::receive, "receive_agreed", peer, capacity);
+  return Request(
+      this,
+      ucp_tag_recv_nbx(s.worker, buffer, capacity, answer_tag(s.runtime_id, peer, sequence),
+                       ~std::uint64_t{0}, &receive),
+      Request::Kind::receive, operation, peer, capacity);
 }
 
 }  // namespace mpidsm
