@@ -73,7 +73,6 @@ void Dsm::Engine::prepare_updates(BarrierScratch& x) {
       listed_[page] |= kSubscribed;
       subscribed_.push_back(page);
     }
-  fetched_.clear();
   // The pages homed here this release surely changed: pushed to the
   // readers whose last subscriptions name them.
   written_here_.clear();

@@ -19,11 +19,6 @@ bool BarrierUpdates::PageList::contains(std::uint64_t page) const {
   return false;
 }
 
-void BarrierUpdates::begin(std::uint64_t barrier) {
-  forget();
-  barrier_ = barrier;
-}
-
 bool BarrierUpdates::subscribe(int home, std::size_t page) {
   if (subscriptions_.empty() || subscriptions_.back().home != home)
     subscriptions_.push_back({home, outgoing_.size(), outgoing_.size(), 0, true});
@@ -63,7 +58,6 @@ void BarrierUpdates::prepare_pushes(const std::vector<std::size_t>& written,
         if (std::binary_search(written.begin(), written.end(), page)) scratch_.push_back(page);
     if (scratch_.empty()) continue;
     fill(reader.push_out, scratch_, bytes_of);
-    reader.pushing = true;
   }
 }
 
@@ -81,7 +75,7 @@ void BarrierUpdates::mark(std::uint64_t* masks, std::size_t words) {
     if (s.renewed) set(1, home);
   }
   for (std::size_t r = 0; r < peers_.size(); ++r)
-    if (peers_[r].pushing) set(2, r);
+    if (!peers_[r].push_out.words.empty()) set(2, r);
 }
 
 void BarrierUpdates::send() {
@@ -91,7 +85,7 @@ void BarrierUpdates::send() {
                                               outgoing_.data() + s.begin,
                                               (s.end - s.begin) * sizeof(std::uint64_t)));
   for (std::size_t r = 0; r < peers_.size(); ++r)
-    if (peers_[r].pushing) {
+    if (!peers_[r].push_out.words.empty()) {
       const PageList& push = peers_[r].push_out;
       sends_.push_back(transport_.send_agreed(static_cast<int>(r), key(kPush), push.words.data(),
                                               push.words.size() * sizeof(std::uint64_t)));
@@ -122,11 +116,15 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
                             const std::vector<int>& renewers, const std::vector<int>& pushers,
                             const NoticedOf& noticed, const BytesOf& bytes_of) {
   barrier_ = barrier;
-  // What each home holds of this rank's subscriptions, as of the last
-  // barrier: a push from it has at most that many pages.
-  std::vector<std::size_t>& standing_pages = standing_pages_;
-  standing_pages.assign(peers_.size(), 0);
-  for (std::size_t r = 0; r < peers_.size(); ++r) standing_pages[r] = peers_[r].last_pages;
+  // A push has at most the pages of the runs its home held of this rank's
+  // (last_pages, as of the last barrier): its receives go first.
+  for (int h : pushers) {
+    Peer& home = peers_[static_cast<std::size_t>(h)];
+    home.push_in.words.resize(list_words(std::min(home.last_pages, kMaxPages)));
+    requests_.push_back(
+        transport_.receive_agreed(h, key(kPush), home.push_in.words.data(),
+                                  home.push_in.words.size() * sizeof(std::uint64_t)));
+  }
   for (Peer& p : peers_) {
     p.last_pages = 0;
     p.held.clear();  // a home forgets the runs of a reader that did not subscribe
@@ -152,19 +150,19 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
     requests_.push_back(transport_.receive_agreed(r, key(kSubscription), reader.standing.data(),
                                                   reader.standing.size() * sizeof(std::uint64_t)));
   }
-  for (int h : pushers) {
-    Peer& home = peers_[static_cast<std::size_t>(h)];
-    home.push_in.words.resize(
-        list_words(std::min(standing_pages[static_cast<std::size_t>(h)], kMaxPages)));
-    home.pushed = true;
-    requests_.push_back(
-        transport_.receive_agreed(h, key(kPush), home.push_in.words.data(),
-                                  home.push_in.words.size() * sizeof(std::uint64_t)));
-  }
-  // Each subscription's length comes from its request.
+  // Each message's length comes from its request (pushes first, as posted).
   std::vector<Request> arrived;
   arrived.swap(requests_);
   std::size_t i = 0;
+  for (int h : pushers) {
+    Request& request = arrived[i++];
+    request.wait();
+    const PageList& push = peers_[static_cast<std::size_t>(h)].push_in;
+    if (request.message().size != list_words(push.count()) * sizeof(std::uint64_t))
+      throw Error(Errc::transport, transport_.rank(),
+                  "Dsm::barrier: rank " + std::to_string(h) + " pushed " +
+                      std::to_string(request.message().size) + " bytes, which is no list of pages");
+  }
   for (int r : renewers) {
     Request& request = arrived[i++];
     request.wait();
@@ -174,15 +172,6 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
                   "Dsm::barrier: rank " + std::to_string(r) + " sent a subscription of " +
                       std::to_string(size) + " bytes, which is no list of runs");
     peers_[static_cast<std::size_t>(r)].standing.resize(size / sizeof(std::uint64_t));
-  }
-  for (int h : pushers) {
-    Request& request = arrived[i++];
-    request.wait();
-    const PageList& push = peers_[static_cast<std::size_t>(h)].push_in;
-    if (request.message().size != list_words(push.count()) * sizeof(std::uint64_t))
-      throw Error(Errc::transport, transport_.rank(),
-                  "Dsm::barrier: rank " + std::to_string(h) + " pushed " +
-                      std::to_string(request.message().size) + " bytes, which is no list of pages");
   }
   arrived.clear();
   if (!noticed) return wait_all();  // a failed barrier: no late answers
@@ -233,12 +222,10 @@ void BarrierUpdates::for_each_update(
   for (const Peer& home : peers_)
     for (std::size_t i = 0; i < home.late_in.count(); ++i)
       f(home.late_in.page(i), home.late_in.bytes(i, page_size_));
-  for (const Peer& home : peers_) {
-    if (!home.pushed) continue;
+  for (const Peer& home : peers_)
     for (std::size_t i = 0; i < home.push_in.count(); ++i)
       if (noticed(home.push_in.page(i)) == Noticed::by_home_only)
         f(home.push_in.page(i), home.push_in.bytes(i, page_size_));
-  }
 }
 
 void BarrierUpdates::forget(bool resend) {
@@ -253,7 +240,6 @@ void BarrierUpdates::forget(bool resend) {
     p.push_in.words.clear();
     p.late_out.words.clear();
     p.late_in.words.clear();
-    p.pushed = p.pushing = false;
   }
 }
 

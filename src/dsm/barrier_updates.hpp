@@ -53,8 +53,8 @@ class BarrierUpdates {
   using BytesOf = std::function<const std::byte*(std::size_t page)>;
 
   // --- before the exchange (the barrier's release is done) ---
-  // Starts barrier `barrier` (the last one's state is forgotten).
-  void begin(std::uint64_t barrier);
+  // Starts barrier `barrier`, after forget().
+  void begin(std::uint64_t barrier) { barrier_ = barrier; }
   // Subscribes to `page` at `home`, in increasing (home, page) order; false
   // (not subscribed) when that would take more than kMaxRuns runs.
   bool subscribe(int home, std::size_t page);
@@ -113,7 +113,6 @@ class BarrierUpdates {
     PageList late_out;                    // as a home: the late answer to the reader
     PageList late_in;                     // as a reader: the home's late answer
     std::size_t last_pages = 0;           // as a reader: pages last subscribed to at the home
-    bool pushed = false, pushing = false;
   };
   enum Kind : std::uint32_t { kSubscription, kPush, kLate };
   std::uint32_t key(Kind kind) const {
@@ -133,12 +132,11 @@ class BarrierUpdates {
   std::size_t page_size_;
   std::uint64_t barrier_ = 0;
   std::vector<Subscription> subscriptions_;
-  std::vector<std::uint64_t> outgoing_;      // every subscription's runs
-  std::vector<Peer> peers_;                  // per rank
-  std::vector<std::uint64_t> scratch_;       // page lists being composed
-  std::vector<std::size_t> standing_pages_;  // finish(): what each home held of ours
-  std::vector<Request> sends_;               // subscriptions and pushes, until finish()
-  std::vector<Request> requests_;            // finish()'s receives and late answers
+  std::vector<std::uint64_t> outgoing_;  // every subscription's runs
+  std::vector<Peer> peers_;              // per rank
+  std::vector<std::uint64_t> scratch_;   // page lists being composed
+  std::vector<Request> sends_;           // subscriptions and pushes, until finish()
+  std::vector<Request> requests_;        // finish()'s receives and late answers
 };
 
 }  // namespace mpidsm::detail
