@@ -611,6 +611,36 @@ TEST_F(DsmTest, AFaultKeepsErrno) {
   d.free(data);
 }
 
+// Where no detour out of the signal handler can be taken (another
+// architecture, valgrind, an alternate signal stack), faults that reach UCX
+// go to the fault servicer's thread: misses, write misses and first touches
+// still resolve, and their writes reach every rank.
+TEST_F(DsmTest, FaultsResolveThroughTheServicerThreadWhereNoDetourIsTaken) {
+  detail::set_fault_detours_allowed(false);
+  auto d = make_dsm(*runtime_, 64);
+  detail::set_fault_detours_allowed(true);
+  const int me = runtime_->rank(), n = runtime_->size();
+  const std::size_t words_per_page = d->page_size() / sizeof(long), pages = 4;
+  const std::size_t words = words_per_page * pages * static_cast<std::size_t>(n);
+  auto* data = d->allocate<long>(words, Placement::cyclic(1));
+  for (int round = 1; round <= 2; ++round) {
+    errno = 4242;
+    long sum = 0;
+    for (std::size_t i = 0; i < words; i += words_per_page) sum += data[i];  // read misses
+    EXPECT_EQ(errno, 4242);
+    EXPECT_EQ(sum, round == 1 ? 0 : static_cast<long>(words / words_per_page) * (round - 1));
+    d->barrier();
+    const auto ranks = static_cast<std::size_t>(n);
+    for (std::size_t p = static_cast<std::size_t>(me + 1) % ranks; p < pages * ranks; p += ranks)
+      data[p * words_per_page] = round;  // write misses on the next rank's pages
+    d->barrier();
+    for (std::size_t p = 0; p < words / words_per_page; ++p)
+      ASSERT_EQ(data[p * words_per_page], round) << "page " << p << ", round " << round;
+    d->barrier();
+  }
+  d->free(data);
+}
+
 // A fault while this thread is inside mpidsm (as from a signal handler that
 // interrupted it) would wait for a lock the thread itself holds.
 TEST_F(DsmTest, AFaultInsideTheEngineIsReportedNotADeadlock) {

@@ -1,4 +1,5 @@
-// The fault servicer hands faults from signal handlers to its own thread.
+// Without a signal context to detour, the fault servicer hands faults from
+// signal handlers to its own thread.
 #include "dsm/fault_servicer.hpp"
 
 #include <gtest/gtest.h>
@@ -45,7 +46,7 @@ TEST(FaultServicer, ResolvesEveryPostedFaultOnItsOwnThreadWithTheCallersState) {
         auto* address = reinterpret_cast<void*>(static_cast<std::uintptr_t>(i + t));
         const FaultOutcome expected =
             (i + t) % 2 == 0 ? FaultOutcome::resolved : FaultOutcome::not_ours;
-        wrong[t] += servicer.resolve(address, FaultAccess::read, &seen[t]) != expected;
+        wrong[t] += servicer.resolve(address, FaultAccess::read, &seen[t], nullptr) != expected;
       }
     });
   for (auto& thread : threads) thread.join();
@@ -63,7 +64,7 @@ FaultOutcome outcome_in_signal = FaultOutcome::already_accessible;
 
 void on_usr1(int) {
   outcome_in_signal = servicer_for_signal->resolve(reinterpret_cast<void*>(2), FaultAccess::write,
-                                                   &handled_in_signal);
+                                                   &handled_in_signal, nullptr);
 }
 
 TEST(FaultServicer, ResolvesAFaultPostedFromASignalHandler) {

@@ -58,7 +58,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   Engine(Runtime& runtime, const DsmSettings& settings);
   ~Engine();
 
-  detail::FaultOutcome handle_fault(void* address, detail::FaultAccess access) override;
+  detail::FaultOutcome handle_fault(void* address, detail::FaultAccess access,
+                                    void* context) override;
   void pin(const void* address, std::size_t size, bool write) override;
   void unpin(const void* address, std::size_t size) override;
 

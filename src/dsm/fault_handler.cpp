@@ -114,7 +114,7 @@ void on_segv(int signal, siginfo_t* info, void* context) {
           "support fork (the child is not a rank of the runtime): use it in the parent only, "
           "or exec() in the child\n");
     } else if (!instruction_fetch) {
-      outcome = target->handle_fault(info->si_addr, access);
+      outcome = target->handle_fault(info->si_addr, access, context);
     }
   }
   errno = saved_errno;

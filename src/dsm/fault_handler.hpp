@@ -28,9 +28,9 @@ enum class FaultOutcome {
 
 class FaultTarget {
  public:
-  // Resolves an access fault at `address`. Runs in the signal handler: it
-  // must not throw, and reports errors itself.
-  virtual FaultOutcome handle_fault(void* address, FaultAccess access) = 0;
+  // Resolves an access fault at `address`. Runs in the signal handler
+  // (`context`: its ucontext): it must not throw, and reports errors itself.
+  virtual FaultOutcome handle_fault(void* address, FaultAccess access, void* context) = 0;
   // Makes [address, address+size) (inside the target's range) readable, or
   // writable when `write`, until a matching unpin; throws Error when part of
   // it is unallocated or more pages would be pinned than the cache holds.

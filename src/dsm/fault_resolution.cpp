@@ -29,13 +29,15 @@ thread_local UnexplainedFault last_unexplained __attribute__((tls_model("initial
 }  // namespace
 
 // Runs in the SIGSEGV handler of the faulting thread: in place when no
-// step can reach UCX, otherwise through the fault servicer's thread. Even
-// with a servicer, a fault on a page that is not invalid (a write to a
-// cached copy or to a tracked home page, a parked home page) needs only a
-// twin and an mprotect, and is resolved in place: the hand-off costs two
-// thread wake-ups, and on a node without a spare CPU a woken servicer may
-// wait a whole time slice for one.
-detail::FaultOutcome Dsm::Engine::handle_fault(void* address, detail::FaultAccess access) {
+// step can reach UCX, otherwise through the fault servicer (a detour out of
+// the handler, or its thread). Even with a servicer, a fault on a page that
+// is not invalid (a write to a cached copy or to a tracked home page, a
+// parked home page) needs only a twin and an mprotect, and is resolved in
+// place: a detour costs a system call, and a thread hand-off two thread
+// wake-ups (on a node without a spare CPU a woken servicer may wait a whole
+// time slice for one).
+detail::FaultOutcome Dsm::Engine::handle_fault(void* address, detail::FaultAccess access,
+                                               void* context) {
   if (runtime_alive_.expired()) {
     std::fprintf(stderr,
                  "mpidsm[rank %d]: DSM memory at %p was touched after its Runtime was "
@@ -45,7 +47,7 @@ detail::FaultOutcome Dsm::Engine::handle_fault(void* address, detail::FaultAcces
   }
   if (!fault_servicer_) return resolve_fault(this, address, access, &last_unexplained);
   if (auto outcome = resolve_in_place(address, access, &last_unexplained, true)) return *outcome;
-  return fault_servicer_->resolve(address, access, &last_unexplained);
+  return fault_servicer_->resolve(address, access, &last_unexplained, context);
 }
 
 // Nothing may be thrown out of a signal handler, or out of the servicer's
@@ -68,7 +70,9 @@ std::optional<detail::FaultOutcome> Dsm::Engine::resolve_in_place(void* address,
   try {
     detail::EngineLock guard(self.mutex_);
     const std::size_t page = self.page_of(address);
-    if (on_node_only && self.state_[page] == PageState::invalid) return std::nullopt;
+    // An unallocated page is a real crash, passed on from here.
+    if (on_node_only && self.state_[page] == PageState::invalid && self.home_of_page(page) != -1)
+      return std::nullopt;
     const detail::FaultOutcome outcome = self.resolve(page, access);
     if (outcome != detail::FaultOutcome::already_accessible) {
       unexplained.address = nullptr;

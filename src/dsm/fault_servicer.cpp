@@ -4,6 +4,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "test_hooks.hpp"
+
 namespace mpidsm::detail {
 namespace {
 
@@ -37,7 +39,10 @@ struct FaultServicer::Request {
 };
 
 FaultServicer::FaultServicer(Resolver resolve, void* owner)
-    : resolve_(resolve), owner_(owner), thread_([this] { run(); }) {}
+    : resolve_(resolve),
+      owner_(owner),
+      detours_(fault_detours_allowed() && fault_detours_supported()),
+      thread_([this] { run(); }) {}
 
 FaultServicer::~FaultServicer() {
   stopping_.store(true, std::memory_order_release);
@@ -46,7 +51,12 @@ FaultServicer::~FaultServicer() {
   thread_.join();
 }
 
-FaultOutcome FaultServicer::resolve(void* address, FaultAccess access, void* caller_state) {
+FaultOutcome FaultServicer::resolve(void* address, FaultAccess access, void* caller_state,
+                                    void* context) {
+  // The access retried after a detour that found no allocation there.
+  if (detour_refused(address)) return FaultOutcome::not_ours;
+  if (detours_ && context && detour_fault(context, resolve_, owner_, address, access, caller_state))
+    return FaultOutcome::resolved;
   Request request{address, access, caller_state};
   Request* head = pending_.load(std::memory_order_relaxed);
   do request.next = head;

@@ -12,6 +12,7 @@ namespace {
 
 std::array<std::atomic<bool>, static_cast<std::size_t>(FailurePoint::count)> armed{};
 std::atomic<bool> access_reported{true};
+std::atomic<bool> detours_allowed{true};
 std::atomic<unsigned> copy_log_delay_ms{0};
 
 const char* name_of(FailurePoint point) {
@@ -46,6 +47,14 @@ void set_fault_access_reported(bool reported) {
 
 bool fault_access_reported() {
   return access_reported.load(std::memory_order_relaxed);
+}
+
+void set_fault_detours_allowed(bool allowed) {
+  detours_allowed.store(allowed, std::memory_order_relaxed);
+}
+
+bool fault_detours_allowed() {
+  return detours_allowed.load(std::memory_order_relaxed);
 }
 
 void delay_next_copy_log_entry(unsigned milliseconds) {

@@ -19,6 +19,12 @@ void fail_if_injected(FailurePoint point, int rank);
 void set_fault_access_reported(bool reported);
 bool fault_access_reported();
 
+// false: faults that reach UCX are handed to the fault servicer's thread,
+// as where no detour can be taken (fault_detour.hpp). Read when a Dsm is
+// created.
+void set_fault_detours_allowed(bool allowed);
+bool fault_detours_allowed();
+
 // The next fetch of this process that reserves copy-log slots (sharing.hpp)
 // sleeps `milliseconds` before writing them.
 void delay_next_copy_log_entry(unsigned milliseconds);
