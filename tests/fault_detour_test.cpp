@@ -8,6 +8,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <execinfo.h>
+#include <ucontext.h>
+
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -30,6 +33,7 @@ struct Observed {
   bool direction_flag = true;
   std::uint32_t mxcsr = 0;
   void* caller_state = nullptr;
+  bool backtrace_reached_fault = false;
 };
 
 // The pages under test: PROT_NONE until the resolver makes one readable and
@@ -42,6 +46,8 @@ struct Pages {
   Observed observed;
   std::atomic<int> detours_declined{0};
   std::atomic<int> passed_on{0};
+  bool take_backtrace = false;
+  void* faulting_instruction = nullptr;  // of the last fault, from the handler
 };
 Pages pages;
 struct sigaction previous_action {};
@@ -70,6 +76,12 @@ FaultOutcome resolve_page(void* owner, void* address, FaultAccess, void* caller_
   p.observed.segv_blocked = sigismember(&mask, SIGSEGV) == 1;
   p.observed.thread = gettid();
   p.observed.caller_state = caller_state;
+  if (p.take_backtrace) {
+    void* frames[64];
+    const int depth = backtrace(frames, 64);
+    for (int i = 0; i < depth; ++i)
+      if (frames[i] == p.faulting_instruction) p.observed.backtrace_reached_fault = true;
+  }
   const auto offset = static_cast<std::size_t>(static_cast<std::byte*>(address) - p.base);
   const std::size_t page = offset / kPage;
   p.observed.resolutions.fetch_add(1);
@@ -97,6 +109,8 @@ void on_segv(int signal, siginfo_t* info, void* context) {
     (void)signal;
     return;
   }
+  pages.faulting_instruction =
+      reinterpret_cast<void*>(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
   if (detour_refused(at)) {
     pages.passed_on.fetch_add(1);
     mprotect(pages.base + (at - pages.base) / kPage * kPage, kPage, PROT_READ | PROT_WRITE);
@@ -119,6 +133,8 @@ class FaultDetour : public ::testing::Test {
     pages.base = static_cast<std::byte*>(mapped);
     pages.fill = 0x0123456789abcdefull;
     pages.refuse_odd = false;
+    pages.take_backtrace = false;
+    pages.observed.backtrace_reached_fault = false;
     pages.observed.resolutions = 0;
     pages.detours_declined = 0;
     pages.passed_on = 0;
@@ -147,6 +163,15 @@ TEST_F(FaultDetour, ResolvesOnTheFaultingThreadOutsideItsSignalHandler) {
   EXPECT_FALSE(pages.observed.segv_blocked) << "the resolver ran with the handler's signal mask";
   EXPECT_EQ(pages.observed.caller_state, &pages.observed);
   EXPECT_EQ(errno_after, 4242) << "the resolver's errno leaked into the interrupted code";
+}
+
+// A debugger or backtrace() inside a resolution sees through the detour
+// into the code that faulted (the return stub's unwind entry).
+TEST_F(FaultDetour, ABacktraceFromTheResolverReachesTheFaultingInstruction) {
+  pages.take_backtrace = true;
+  EXPECT_EQ(*reinterpret_cast<volatile std::uint64_t*>(pages.base + 15 * kPage), pages.fill);
+  EXPECT_EQ(pages.detours_declined.load(), 0);
+  EXPECT_TRUE(pages.observed.backtrace_reached_fault);
 }
 
 // The faulting load sits between instructions that fill registers the

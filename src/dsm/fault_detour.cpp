@@ -99,19 +99,50 @@ extern "C" __attribute__((visibility("hidden"))) void mpidsm_detour_entry(
 
 // The resolver's return address. The stack pointer is then the saved
 // ucontext, 8 bytes above the "frame", which is where rt_sigreturn reads it.
+// Its unwind entry describes that ucontext as a signal frame (DWARF
+// expressions: each register at the stack pointer plus its offset), so a
+// debugger's backtrace from inside a resolution goes on into the code that
+// faulted. It covers the nop before the label, where unwinders look up a
+// return address.
 extern "C" void mpidsm_detour_return();
 asm(R"(
-  .text
+  .pushsection .text
   .p2align 4
   .hidden mpidsm_detour_return
   .type mpidsm_detour_return, @function
+  .cfi_startproc
+  .cfi_signal_frame
+  .cfi_escape 0x0f, 4, 0x77, 0xa0, 0x01, 0x06  /* CFA: the saved rsp */
+  .cfi_escape 0x10, 0, 3, 0x77, 0x90, 0x01  /* rax at ucontext gregs[13] */
+  .cfi_escape 0x10, 1, 3, 0x77, 0x88, 0x01  /* rdx at ucontext gregs[12] */
+  .cfi_escape 0x10, 2, 3, 0x77, 0x98, 0x01  /* rcx at ucontext gregs[14] */
+  .cfi_escape 0x10, 3, 3, 0x77, 0x80, 0x01  /* rbx at ucontext gregs[11] */
+  .cfi_escape 0x10, 4, 3, 0x77, 0xf0, 0x00  /* rsi at ucontext gregs[9] */
+  .cfi_escape 0x10, 5, 3, 0x77, 0xe8, 0x00  /* rdi at ucontext gregs[8] */
+  .cfi_escape 0x10, 6, 3, 0x77, 0xf8, 0x00  /* rbp at ucontext gregs[10] */
+  .cfi_escape 0x10, 8, 2, 0x77, 0x28  /* r8 at ucontext gregs[0] */
+  .cfi_escape 0x10, 9, 2, 0x77, 0x30  /* r9 at ucontext gregs[1] */
+  .cfi_escape 0x10, 10, 2, 0x77, 0x38  /* r10 at ucontext gregs[2] */
+  .cfi_escape 0x10, 11, 3, 0x77, 0xc0, 0x00  /* r11 at ucontext gregs[3] */
+  .cfi_escape 0x10, 12, 3, 0x77, 0xc8, 0x00  /* r12 at ucontext gregs[4] */
+  .cfi_escape 0x10, 13, 3, 0x77, 0xd0, 0x00  /* r13 at ucontext gregs[5] */
+  .cfi_escape 0x10, 14, 3, 0x77, 0xd8, 0x00  /* r14 at ucontext gregs[6] */
+  .cfi_escape 0x10, 15, 3, 0x77, 0xe0, 0x00  /* r15 at ucontext gregs[7] */
+  .cfi_escape 0x10, 16, 3, 0x77, 0xa8, 0x01  /* rip at ucontext gregs[16] */
+  nop
 mpidsm_detour_return:
   movl $15, %eax
   syscall
   ud2
+  .cfi_endproc
   .size mpidsm_detour_return, .-mpidsm_detour_return
+  .popsection
 )");
 static_assert(SYS_rt_sigreturn == 15);
+static_assert(offsetof(ucontext_t, uc_mcontext.gregs) == 40 && REG_R8 == 0 && REG_R15 == 7 &&
+                  REG_RDI == 8 && REG_RSI == 9 && REG_RBP == 10 && REG_RBX == 11 && REG_RDX == 12 &&
+                  REG_RAX == 13 && REG_RCX == 14 && REG_RSP == 15 && REG_RIP == 16,
+              "the unwind entry of mpidsm_detour_return hard-codes these offsets");
 
 bool fault_detours_supported() {
   // Valgrind builds signal frames of its own, which its rt_sigreturn expects.
