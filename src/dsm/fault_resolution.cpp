@@ -70,9 +70,7 @@ std::optional<detail::FaultOutcome> Dsm::Engine::resolve_in_place(void* address,
   try {
     detail::EngineLock guard(self.mutex_);
     const std::size_t page = self.page_of(address);
-    // An unallocated page is a real crash, passed on from here.
-    if (on_node_only && self.state_[page] == PageState::invalid && self.home_of_page(page) != -1)
-      return std::nullopt;
+    if (on_node_only && self.state_[page] == PageState::invalid) return std::nullopt;
     const detail::FaultOutcome outcome = self.resolve(page, access);
     if (outcome != detail::FaultOutcome::already_accessible) {
       unexplained.address = nullptr;

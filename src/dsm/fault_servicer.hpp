@@ -37,8 +37,9 @@ class FaultServicer {
   FaultServicer& operator=(const FaultServicer&) = delete;
 
   // Async-signal-safe, in the SIGSEGV handler (`context`: its ucontext, or
-  // nullptr to rule out a detour). Either arranges a detour (`resolved`: the access is retried once
-  // the detour has resolved it) or posts the fault and sleeps until it is resolved.
+  // nullptr to rule out a detour). Either arranges a detour (`resolved`:
+  // the access is retried once the detour has resolved it) or posts the
+  // fault and sleeps until it is resolved.
   FaultOutcome resolve(void* address, FaultAccess access, void* caller_state, void* context);
 
  private:
