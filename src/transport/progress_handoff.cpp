@@ -65,9 +65,18 @@ bool ProgressHandoff::apply() noexcept {
                     inside_.load(std::memory_order_seq_cst) > 0;
   if (!mute) mute_requested_.store(false, std::memory_order_seq_cst);
   if (mute == muted_) return mute;
-  // Armed before unmuting, so what the waiters already handled does not
-  // wake the sleeper; events still pending do, as they should.
-  if (!mute) arm();
+  // A worker the sleeper armed stays armed, or its fd stays readable until
+  // the next arm, whatever the waiters handled meanwhile: unmuting it needs
+  // no arm, which would cost the waiter a system call (a read of UCX's
+  // eventfd, more on NICs) on its way out. Measured on a tagged ping-pong
+  // across two hosts: 1.01-1.04x MPI without that arm, 1.03-1.15x with it.
+  // A sleeper that went to sleep muted never armed: then the waiter does,
+  // so that new events wake the sleeper (at worst once, for events the
+  // waiters already handled).
+  if (!mute && !armed_.load(std::memory_order_acquire)) {
+    arm();
+    armed_.store(true, std::memory_order_release);
+  }
   epoll_event events{};
   events.events = mute ? 0u : std::uint32_t{EPOLLIN};
   events.data.u64 = worker_event;
@@ -103,12 +112,16 @@ void ProgressHandoff::let_helper_finish() const noexcept {
 }
 
 void ProgressHandoff::sleep() {
+  // The caller has just progressed the worker, which an arm must follow.
   // While a waiter drives the worker it needs no arming here: the last one
   // out arms it. A worker with events pending cannot be armed: the caller
   // progresses them first.
+  armed_.store(false, std::memory_order_release);
   if (!mute()) {
     if (!helper_enter()) return;  // a waiter came: the caller goes round again
     const bool armed = arm();
+    // Published before leaving: a waiter that enters now waits for this.
+    armed_.store(armed, std::memory_order_release);
     helper_leave();
     if (!armed) return;
   }
@@ -126,7 +139,8 @@ void ProgressHandoff::sleep() {
       return;
     }
     // Woken by the worker: progress it, unless a waiter (that has not muted
-    // yet) drives these events.
+    // yet) drives these events. The event may have used up the arm.
+    armed_.store(false, std::memory_order_release);
     if (!mute()) return;
   }
 }

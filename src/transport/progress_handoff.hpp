@@ -17,9 +17,9 @@
 //    only once a helper runs.
 // 2. Once the helper runs, a wait still idle after a few polls (a remote
 //    one) *mutes* the worker's fd in the sleeper's epoll set (one
-//    epoll_ctl, overlapped with the wait), and the last thread out re-arms
-//    the worker, so events already handled do not wake the sleeper, and
-//    unmutes it. Short waits (shared memory) make no system call.
+//    epoll_ctl, overlapped with the wait), and the last thread out unmutes
+//    it (one more), so events already handled do not wake the sleeper.
+//    Short waits (shared memory) make no system call.
 #pragma once
 
 #include <ucp/api/ucp.h>
@@ -92,6 +92,9 @@ class ProgressHandoff {
   static thread_local bool in_helper_;
   std::mutex mutex_;
   bool muted_ = false;  // guarded by mutex_
+  // The worker was armed since the helper last progressed it: an unmute
+  // needs no arm.
+  std::atomic<bool> armed_{false};
 };
 
 // Counts a thread as inside the transport for its lifetime, once a helper
