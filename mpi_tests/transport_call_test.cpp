@@ -38,6 +38,28 @@ Transport::Answer answer_slice(void* context, int, const std::byte* bytes, std::
 
 void ignore(void*, int, std::uint64_t, const std::byte*, std::size_t) {}
 
+// Answers each call from one scratch buffer, which the next call rewrites:
+// only a transient answer survives that.
+struct Scratch {
+  static constexpr std::size_t kWords = 32;
+  std::uint64_t words[kWords];
+};
+
+std::uint64_t scratch_word(int callee, std::uint64_t value, std::size_t i) {
+  return (std::uint64_t(callee) << 48) ^ (value << 8) ^ i;
+}
+
+Transport::Answer answer_from_scratch(void* context, int, const std::byte* bytes,
+                                      std::size_t size) {
+  auto& scratch = *static_cast<std::pair<Scratch, int>*>(context);
+  std::uint64_t value = 0;
+  if (size != sizeof value) return {};
+  std::memcpy(&value, bytes, sizeof value);
+  for (std::size_t i = 0; i < Scratch::kWords; ++i)
+    scratch.first.words[i] = scratch_word(scratch.second, value, i);
+  return {scratch.first.words, sizeof scratch.first.words, true};
+}
+
 class TransportCall : public testing::WorldRuntimeTest<::testing::Test> {
  protected:
   void SetUp() override {
@@ -109,6 +131,41 @@ TEST_F(TransportCall, ManyCallsInFlightAnswerIntoTheirOwnBuffers) {
     ASSERT_EQ(std::memcmp(answers.data() + k * kPiece, expected.data() + at, kPiece), 0)
         << "call " << k << " to rank " << peer;
   }
+}
+
+// Many calls in flight to every peer, each answered from the callee's one
+// scratch buffer: every answer carries what its own call asked for.
+TEST_F(TransportCall, TransientAnswersLeaveTheHandlersBufferBeforeItChanges) {
+  Transport& t = runtime_->transport();
+  const int me = t.rank(), n = t.size();
+  std::pair<Scratch, int> scratch{{}, me};
+  const std::uint32_t id = t.add_answering_handler(answer_from_scratch, &scratch);
+  t.barrier();
+  constexpr int kPerPeer = 400;
+  std::vector<std::uint64_t> values(static_cast<std::size_t>(n) * kPerPeer);
+  std::vector<Scratch> answers(values.size());
+  std::vector<Request> requests;
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const int peer = static_cast<int>(k % static_cast<std::size_t>(n));
+    values[k] = (std::uint64_t(me) << 32) | k;
+    requests.push_back(
+        t.call_answered(peer, id, &values[k], sizeof values[k], &answers[k], sizeof answers[k]));
+  }
+  for (Request& r : requests) r.wait();
+  // Counted rather than asserted: every rank reaches the collective clean-up.
+  std::size_t wrong = 0, first_wrong = values.size();
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const int peer = static_cast<int>(k % static_cast<std::size_t>(n));
+    bool right = requests[k].message().size == sizeof(Scratch);
+    for (std::size_t i = 0; i < Scratch::kWords; ++i)
+      right = right && answers[k].words[i] == scratch_word(peer, values[k], i);
+    if (!right && wrong++ == 0) first_wrong = k;
+  }
+  EXPECT_EQ(wrong, 0u) << "answers other than their calls asked for, the first call "
+                       << first_wrong;
+  t.flush_all();
+  t.barrier();
+  t.remove_remote_handler(id);
 }
 
 TEST_F(TransportCall, AnEmptyAnswerArrivesEmpty) {

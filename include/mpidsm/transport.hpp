@@ -300,9 +300,13 @@ class Transport {
             std::uint64_t argument = 0);
   /// What an answering handler sends back: `size` bytes at `data`, memory of
   /// the callee that stays unchanged until sent (size 0: an empty answer).
+  /// A `transient` answer may change once the handler returns (a scratch
+  /// buffer the next call overwrites): the transport sends it at once, or
+  /// sends a copy when UCX cannot (a full socket); keep those small.
   struct Answer {
     const void* data = nullptr;  ///< first byte of the answer
     std::size_t size = 0;        ///< bytes to send back
+    bool transient = false;      ///< the bytes may change once the handler returns
   };
   /// A remote handler whose return value goes back to the caller: a request
   /// and its reply in one round trip, for peers whose memory one-sided

@@ -42,6 +42,44 @@ void free_sent(ucs_status_ptr_t request, int rank, const char* what, int peer) {
   }
 }
 
+// A transient answer's copy, freed once UCX has sent it.
+void free_copy(void*, ucs_status_t, void* copy) {
+  std::free(copy);
+}
+
+// Sends a handler's answer. A transient one must leave the handler's memory
+// now: sent inline when UCX can, else from a copy (allocated only then: a
+// socket too full to take the answer at once).
+void send_answer(int rank, ucp_ep_h caller, int source, std::uint64_t tag,
+                 const Transport::Answer& answer) {
+  ucp_request_param_t send{};
+  if (!answer.transient) {
+    free_sent(ucp_tag_send_nbx(caller, answer.data, answer.size, tag, &send), rank,
+              "answering a remote call", source);
+    return;
+  }
+  send.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+  ucs_status_ptr_t sent = ucp_tag_send_nbx(caller, answer.data, answer.size, tag, &send);
+  if (UCS_PTR_STATUS(sent) != UCS_ERR_NO_RESOURCE) {
+    free_sent(sent, rank, "answering a remote call", source);
+    return;
+  }
+  void* copy = std::malloc(answer.size == 0 ? 1 : answer.size);
+  if (copy == nullptr) {
+    std::fprintf(stderr, "mpidsm: rank %d: no memory to answer a remote call from rank %d\n", rank,
+                 source);
+    std::abort();
+  }
+  std::memcpy(copy, answer.data, answer.size);
+  send = {};
+  send.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  send.cb.send = free_copy;
+  send.user_data = copy;
+  sent = ucp_tag_send_nbx(caller, copy, answer.size, tag, &send);
+  if (!UCS_PTR_IS_PTR(sent)) std::free(copy);  // sent at once, or failed
+  free_sent(sent, rank, "answering a remote call", source);
+}
+
 }  // namespace
 
 // Runs at the callee, inside its progress: calls the handler, then tells the
@@ -73,9 +111,8 @@ ucs_status_t Transport::Impl::on_call(void* arg, const void* header, std::size_t
   if (answered) {
     const Answer answer =
         slot->answering.load(std::memory_order_acquire)(context, call.source, bytes, length);
-    free_sent(ucp_tag_send_nbx(caller, answer.data, answer.size,
-                               answer_tag(s.runtime_id, s.rank, call.answer_sequence), &send),
-              s.rank, "answering a remote call", call.source);
+    send_answer(s.rank, caller, call.source, answer_tag(s.runtime_id, s.rank, call.answer_sequence),
+                answer);
     return UCS_OK;
   }
   slot->handler.load(std::memory_order_acquire)(context, call.source, call.argument, bytes, length);
