@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 
@@ -17,10 +18,20 @@ LockTable::LockTable(Transport& transport, std::size_t locks)
       nodes_base_((locks + ranks_ - 1) / ranks_ * LockRecordLayout::bytes),
       memory_(transport.allocate(nodes_base_ + locks * sizeof(QueueNode), true)),
       seen_epoch_(locks, 0),
-      seen_count_(locks, 0) {}
+      seen_count_(locks, 0),
+      acquire_handler_(transport.add_answering_handler(answer_acquire, this)),
+      acquire_by_call_(ranks_, false) {
+  const bool everywhere = transport.all_reach_through_messages(
+      true, [this](int peer) { return memory_.mapped(peer) != nullptr; });
+  for (int home = 0; everywhere && home < transport.size(); ++home)
+    acquire_by_call_[static_cast<std::size_t>(home)] =
+        home != transport.rank() && transport.rma_through_messages(home);
+}
 
 LockTable::~LockTable() {
   if (!memory_.valid()) return;  // abandoned
+  // Every rank is here (collective), so no call to the handler is in flight.
+  transport_.remove_remote_handler(acquire_handler_);
   try {
     transport_.deregister(memory_);
   } catch (const Error& e) {
@@ -61,8 +72,11 @@ void LockTable::acquire(std::size_t id) {
   std::atomic_ref<std::uint64_t>(node.next).store(0, std::memory_order_relaxed);
   std::atomic_ref<std::uint64_t>(node.granted).store(0, std::memory_order_release);
   const int home_rank = home(id);
-  const std::uint64_t predecessor = transport_.atomic_fetch<std::uint64_t>(
-      AtomicOp::swap, home_rank, memory_, record_offset(id) + LockRecordLayout::tail, me_);
+  const std::uint64_t predecessor =
+      acquire_by_call_[static_cast<std::size_t>(home_rank)]
+          ? acquire_through_call(id)
+          : transport_.atomic_fetch<std::uint64_t>(AtomicOp::swap, home_rank, memory_,
+                                                   record_offset(id) + LockRecordLayout::tail, me_);
   if (predecessor == 0) return;
   const int pred = static_cast<int>(predecessor - 1);
   // The predecessor's next is 0 until this add: the add is the link.
@@ -131,8 +145,12 @@ bool LockTable::read_new_notices(std::size_t id, std::uint64_t epoch,
                                  std::vector<std::uint64_t>& out) {
   const int home_rank = home(id);
   const std::size_t record = record_offset(id);
+  const AcquireAnswer* answered = take_answer(id);
   NoticeLogHeader header{};
-  transport_.get(home_rank, memory_, record + LockRecordLayout::header, &header, sizeof header);
+  if (answered)
+    header = answered->header;
+  else
+    transport_.get(home_rank, memory_, record + LockRecordLayout::header, &header, sizeof header);
   const std::uint64_t from = seen_epoch_[id] == epoch ? seen_count_[id] : 0;
   const std::uint64_t to = header.epoch == epoch ? header.count : 0;
   seen_epoch_[id] = epoch;
@@ -142,6 +160,12 @@ bool LockTable::read_new_notices(std::size_t id, std::uint64_t epoch,
   const std::size_t first = out.size();
   out.resize(first + static_cast<std::size_t>(to - from));
   std::uint64_t* target = out.data() + first;
+  if (answered) {
+    // The home sent [from, to): it chose the same first entry from the same
+    // seen_ words, as the header's epoch is this one.
+    std::copy_n(answered->entries, to - from, target);
+    return true;
+  }
   RingSpan spans[2];
   for (int s = 0, n = ring_spans(from, to, LockRecordLayout::ring_entries, spans); s < n; ++s) {
     transport_.get_nbi(home_rank, memory_,

@@ -7,6 +7,15 @@
 // load/store): per rank, the records of the locks homed here (id % ranks ==
 // rank, 1 KiB each) and one queue node per lock id (16 bytes) for this
 // rank's own waiting.
+//
+// Where UCX reaches a home through messages (tcp), each atomic and get is a
+// round trip anyway, so acquiring a lock is one answered call instead of a
+// swap and a read of the log: the home swaps the tail itself and, when the
+// lock was free, answers with the log's header and the entries the caller
+// has not seen. The home's own atomics on the tail are the CPU's, as UCX's
+// are over tcp and shared memory, so callers of both kinds share one queue;
+// a NIC's atomics are not coherent with the CPU's, so where some rank
+// reaches some home through RDMA, every acquire swaps with UCX.
 #pragma once
 
 #include <cstddef>
@@ -45,7 +54,21 @@ class LockTable {
                       const std::vector<std::uint64_t>& notices);
   // Holder only. The notices appended since this rank last read the log in
   // `epoch`, into `out`; false when more were appended than the ring keeps.
+  // Right after an acquire() that took a free lock through a call, from its
+  // answer, with no round trip.
   bool read_new_notices(std::size_t id, std::uint64_t epoch, std::vector<std::uint64_t>& out);
+
+  // What an acquiring call asks and the home answers (lock_calls.cpp).
+  struct AcquireCall {
+    std::uint64_t id;
+    std::uint64_t seen_epoch, seen_count;  // the caller's last read of the log
+  };
+  struct AcquireAnswer {
+    std::uint64_t predecessor;  // the tail the call swapped out (0: the lock was free)
+    NoticeLogHeader header;     // when it was free: the log's header
+    std::uint64_t first;        // the entries from this one on
+    std::uint64_t entries[LockRecordLayout::ring_entries];
+  };
 
  private:
   struct QueueNode {
@@ -59,6 +82,16 @@ class LockTable {
   QueueNode& my_node(std::size_t id) const;
   // Spins on a word of this rank's memory that a peer sets remotely.
   std::uint64_t wait_for_nonzero(const std::uint64_t& word);
+  // The call path of acquire(): the tail this rank swapped out.
+  std::uint64_t acquire_through_call(std::size_t id);
+  // The answer of this thread's acquire() of `id` that took a free lock
+  // through a call, once (nullptr when there is none).
+  const AcquireAnswer* take_answer(std::size_t id) const;
+  // At the home, inside its progress: swaps the caller in and answers.
+  static Transport::Answer answer_acquire(void* context, int source, const std::byte* bytes,
+                                          std::size_t size);
+  // The entries [from, to) of the log homed here, into `out`.
+  void copy_entries(std::size_t id, std::uint64_t from, std::uint64_t to, std::uint64_t* out) const;
 
   Transport& transport_;
   std::size_t locks_;
@@ -68,6 +101,15 @@ class LockTable {
   MemoryRegion memory_;
   std::vector<std::uint64_t> seen_epoch_;  // per id: epoch of seen_count_
   std::vector<std::uint64_t> seen_count_;  // per id: log entries already read
+  std::uint32_t acquire_handler_;
+  // Per home: acquire() calls it. Only where every rank reaches every home
+  // it does not map through messages (agreed), so that no NIC atomic races
+  // the home's CPU atomics on a tail; never this rank itself. Decided once:
+  // asking UCX which lanes reach a peer parses a description of them.
+  std::vector<bool> acquire_by_call_;
+  // The home's answer: handlers run one at a time (inside the worker's
+  // progress), and a transient answer leaves before the next.
+  AcquireAnswer answer_{};
 };
 
 }  // namespace mpidsm::detail

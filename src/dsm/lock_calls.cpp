@@ -1,0 +1,97 @@
+// Acquiring a lock through one answered call, where UCX reaches its home
+// through messages (lock_table.hpp).
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "lock_table.hpp"
+#include "mpidsm/error.hpp"
+
+namespace mpidsm::detail {
+namespace {
+
+// The answer of this thread's last acquiring call that found the lock free,
+// until read_new_notices() takes it: the same thread, right after acquire().
+struct Answered {
+  const LockTable* table = nullptr;
+  std::size_t id = 0;
+  LockTable::AcquireAnswer answer;
+};
+thread_local Answered answered;
+
+}  // namespace
+
+std::uint64_t LockTable::acquire_through_call(std::size_t id) {
+  answered.table = nullptr;  // whatever an acquire that failed left
+  const AcquireCall call{id, seen_epoch_[id], seen_count_[id]};
+  Request request = transport_.call_answered(home(id), acquire_handler_, &call, sizeof call,
+                                             &answered.answer, sizeof answered.answer);
+  request.wait();
+  const std::size_t size = request.message().size;
+  if (size < offsetof(AcquireAnswer, entries) &&
+      !(size == sizeof(std::uint64_t) && answered.answer.predecessor != 0))
+    throw Error(Errc::transport, transport_.rank(),
+                "Dsm::lock: rank " + std::to_string(home(id)) + " answered the acquire of lock " +
+                    std::to_string(id) + " with " + std::to_string(size) +
+                    " bytes, which is no answer");
+  if (answered.answer.predecessor == 0) {
+    answered.table = this;
+    answered.id = id;
+  }
+  return answered.answer.predecessor;
+}
+
+const LockTable::AcquireAnswer* LockTable::take_answer(std::size_t id) const {
+  if (answered.table != this || answered.id != id) return nullptr;
+  answered.table = nullptr;
+  return &answered.answer;
+}
+
+void LockTable::copy_entries(std::size_t id, std::uint64_t from, std::uint64_t to,
+                             std::uint64_t* out) const {
+  const auto* ring =
+      reinterpret_cast<const std::uint64_t*>(static_cast<const std::byte*>(memory_.local_base()) +
+                                             record_offset(id) + LockRecordLayout::ring);
+  RingSpan spans[2];
+  for (int s = 0, n = ring_spans(from, to, LockRecordLayout::ring_entries, spans); s < n; ++s) {
+    std::memcpy(out, ring + spans[s].index, spans[s].length * sizeof(std::uint64_t));
+    out += spans[s].length;
+  }
+}
+
+Transport::Answer LockTable::answer_acquire(void* context, int source, const std::byte* bytes,
+                                            std::size_t size) {
+  auto& table = *static_cast<LockTable*>(context);
+  AcquireCall call{};
+  if (size == sizeof call) std::memcpy(&call, bytes, sizeof call);
+  if (size != sizeof call || call.id >= table.locks_ ||
+      table.home(call.id) != table.transport_.rank()) {
+    // Only a broken peer sends this: no answer would keep it consistent.
+    std::fprintf(stderr, "mpidsm: rank %d: malformed lock acquire from rank %d\n",
+                 table.transport_.rank(), source);
+    std::abort();
+  }
+  std::byte* record =
+      static_cast<std::byte*>(table.memory_.local_base()) + table.record_offset(call.id);
+  AcquireAnswer& answer = table.answer_;
+  answer.predecessor =
+      std::atomic_ref<std::uint64_t>(
+          *reinterpret_cast<std::uint64_t*>(record + LockRecordLayout::tail))
+          .exchange(static_cast<std::uint64_t>(source) + 1, std::memory_order_seq_cst);
+  if (answer.predecessor != 0) return {&answer.predecessor, sizeof answer.predecessor, true};
+  // The lock was free: its last holder appended (remote completion) before
+  // it freed the tail, which the exchange above saw.
+  std::memcpy(&answer.header, record + LockRecordLayout::header, sizeof answer.header);
+  answer.first = answer.header.epoch == call.seen_epoch ? call.seen_count : 0;
+  std::size_t entries = 0;
+  if (answer.header.count > answer.first &&
+      answer.header.count - answer.first <= LockRecordLayout::ring_entries) {
+    entries = static_cast<std::size_t>(answer.header.count - answer.first);
+    table.copy_entries(call.id, answer.first, answer.header.count, answer.entries);
+  }
+  return {&answer, offsetof(AcquireAnswer, entries) + entries * sizeof(std::uint64_t), true};
+}
+
+}  // namespace mpidsm::detail
