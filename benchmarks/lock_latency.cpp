@@ -2,11 +2,15 @@
 //   uncontended  rank 0 alone; MPI: MPI_Win_lock(EXCLUSIVE, 1) + MPI_Win_unlock
 //   contended    every rank locks and unlocks the same lock in a loop (with two
 //                ranks, each acquisition is a hand-off); time per pair on rank 0
+//   written      rank 0 alone, writing a word of a page homed on rank 1 under
+//                the lock (its release carries a diff and a write notice);
+//                MPI: MPI_Win_lock + an 8-byte MPI_Put + MPI_Win_unlock
 //   homes_1GiB   rank 0 homes 1 GiB (262,144 pages) and rank 1 has just copied
 //                one more of them: rank 0's lock + unlock (its release must
 //                not look at every page it homes); MPI as uncontended
 //   mpirun -np N lock_latency [-i n] [-x n] [-f] [--csv]
 #include <algorithm>
+#include <cstdint>
 
 #include "harness.hpp"
 #include "mpidsm/dsm.hpp"
@@ -72,6 +76,37 @@ int main(int argc, char** argv) {
       return t;
     };
     h.run(contended);
+
+    auto* word = dsm.allocate<std::uint64_t>(dsm.page_size() / sizeof(std::uint64_t),
+                                             Placement::on(1));
+    Row written;
+    written.label = "written";
+    written.mpidsm = [&](std::size_t, int n) {
+      double t = 0;
+      if (me == 0)
+        t = per_iteration(n, [&](int i) {
+          dsm.lock(kLock);
+          *word = static_cast<std::uint64_t>(i);
+          dsm.unlock(kLock);
+        });
+      MPI_Barrier(MPI_COMM_WORLD);
+      return t;
+    };
+    written.mpi = [&](std::size_t, int n) {
+      double t = 0;
+      std::uint64_t value = 0;
+      if (me == 0)
+        t = per_iteration(n, [&](int i) {
+          value = static_cast<std::uint64_t>(i);
+          MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+          MPI_Put(&value, sizeof value, MPI_BYTE, 1, 0, sizeof value, MPI_BYTE, win);
+          MPI_Win_unlock(1, win);
+        });
+      MPI_Barrier(MPI_COMM_WORLD);
+      return t;
+    };
+    h.run(written);
+    dsm.free(word);
 
     // A second region with 1 GiB homed on rank 0, prefetch off so that each
     // read by rank 1 copies exactly one new page.

@@ -1,6 +1,8 @@
-// Acquiring a lock through one answered call, where UCX reaches its home
-// through messages (lock_table.hpp).
+// Acquiring a lock, and releasing it with notices, through one answered
+// call each, where UCX reaches its home through messages (lock_table.hpp).
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +22,9 @@ struct Answered {
   LockTable::AcquireAnswer answer;
 };
 thread_local Answered answered;
+
+// A release's call: the bytes stay put until its answer is in.
+thread_local LockTable::ReleaseCall release_call;
 
 }  // namespace
 
@@ -92,6 +97,74 @@ Transport::Answer LockTable::answer_acquire(void* context, int source, const std
     table.copy_entries(call.id, answer.first, answer.header.count, answer.entries);
   }
   return {&answer, offsetof(AcquireAnswer, entries) + entries * sizeof(std::uint64_t), true};
+}
+
+bool LockTable::append_through_call(std::size_t id, std::uint64_t epoch,
+                                    const std::vector<std::uint64_t>& notices, bool free) {
+  ReleaseCall& call = release_call;
+  // Only the newest ring_entries notices can be kept.
+  const std::size_t kept = std::min(notices.size(), LockRecordLayout::ring_entries);
+  call.id = id;
+  call.epoch = epoch;
+  call.appended = notices.size();
+  call.kept = kept;
+  call.free = free ? 1 : 0;
+  std::copy(notices.end() - static_cast<std::ptrdiff_t>(kept), notices.end(), call.entries);
+  ReleaseAnswer answer{};
+  Request request = transport_.call_answered(
+      home(id), release_handler_, &call,
+      offsetof(ReleaseCall, entries) + kept * sizeof(std::uint64_t), &answer, sizeof answer);
+  request.wait();
+  if (request.message().size != sizeof answer)
+    throw Error(Errc::transport, transport_.rank(),
+                "Dsm::unlock: rank " + std::to_string(home(id)) + " answered the release of lock " +
+                    std::to_string(id) + " with " + std::to_string(request.message().size) +
+                    " bytes, which is no answer");
+  seen_epoch_[id] = epoch;
+  seen_count_[id] = answer.count;
+  return free && answer.tail == me_;
+}
+
+Transport::Answer LockTable::answer_release(void* context, int source, const std::byte* bytes,
+                                            std::size_t size) {
+  auto& table = *static_cast<LockTable*>(context);
+  ReleaseCall call;
+  const std::size_t fixed = offsetof(ReleaseCall, entries);
+  if (size >= fixed) std::memcpy(&call, bytes, fixed);
+  if (size < fixed || call.id >= table.locks_ || table.home(call.id) != table.transport_.rank() ||
+      call.kept > LockRecordLayout::ring_entries || call.kept > call.appended ||
+      size != fixed + call.kept * sizeof(std::uint64_t)) {
+    std::fprintf(stderr, "mpidsm: rank %d: malformed lock release from rank %d\n",
+                 table.transport_.rank(), source);
+    std::abort();
+  }
+  std::byte* record = table.local_record(call.id);
+  NoticeLogHeader header;
+  std::memcpy(&header, record + LockRecordLayout::header, sizeof header);
+  if (header.epoch != call.epoch) header = {call.epoch, 0};
+  const std::uint64_t from = header.count + (call.appended - call.kept);
+  const std::uint64_t to = header.count + call.appended;
+  auto* ring = reinterpret_cast<std::uint64_t*>(record + LockRecordLayout::ring);
+  const std::byte* source_entries = bytes + fixed;
+  RingSpan spans[2];
+  for (int s = 0, n = ring_spans(from, to, LockRecordLayout::ring_entries, spans); s < n; ++s) {
+    std::memcpy(ring + spans[s].index, source_entries, spans[s].length * sizeof(std::uint64_t));
+    source_entries += spans[s].length * sizeof(std::uint64_t);
+  }
+  header.count = to;
+  std::memcpy(record + LockRecordLayout::header, &header, sizeof header);
+  ReleaseAnswer& answer = table.release_answer_;
+  answer.count = to;
+  answer.tail = 0;
+  if (call.free) {
+    // After the log's writes: whoever swaps itself in next reads them.
+    std::uint64_t expected = static_cast<std::uint64_t>(source) + 1;
+    std::atomic_ref<std::uint64_t>(
+        *reinterpret_cast<std::uint64_t*>(record + LockRecordLayout::tail))
+        .compare_exchange_strong(expected, 0, std::memory_order_seq_cst);
+    answer.tail = expected;
+  }
+  return {&answer, sizeof answer, true};
 }
 
 }  // namespace mpidsm::detail

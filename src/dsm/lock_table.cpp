@@ -20,11 +20,13 @@ LockTable::LockTable(Transport& transport, std::size_t locks)
       seen_epoch_(locks, 0),
       seen_count_(locks, 0),
       acquire_handler_(transport.add_answering_handler(answer_acquire, this)),
-      acquire_by_call_(ranks_, false) {
+      release_handler_(transport.add_answering_handler(answer_release, this)),
+      freed_(locks, 0),
+      by_call_(ranks_, false) {
   const bool everywhere = transport.all_reach_through_messages(
       true, [this](int peer) { return memory_.mapped(peer) != nullptr; });
   for (int home = 0; everywhere && home < transport.size(); ++home)
-    acquire_by_call_[static_cast<std::size_t>(home)] =
+    by_call_[static_cast<std::size_t>(home)] =
         home != transport.rank() && transport.rma_through_messages(home);
 }
 
@@ -32,6 +34,7 @@ LockTable::~LockTable() {
   if (!memory_.valid()) return;  // abandoned
   // Every rank is here (collective), so no call to the handler is in flight.
   transport_.remove_remote_handler(acquire_handler_);
+  transport_.remove_remote_handler(release_handler_);
   try {
     transport_.deregister(memory_);
   } catch (const Error& e) {
@@ -73,7 +76,7 @@ void LockTable::acquire(std::size_t id) {
   std::atomic_ref<std::uint64_t>(node.granted).store(0, std::memory_order_release);
   const int home_rank = home(id);
   const std::uint64_t predecessor =
-      acquire_by_call_[static_cast<std::size_t>(home_rank)]
+      by_call_[static_cast<std::size_t>(home_rank)]
           ? acquire_through_call(id)
           : transport_.atomic_fetch<std::uint64_t>(AtomicOp::swap, home_rank, memory_,
                                                    record_offset(id) + LockRecordLayout::tail, me_);
@@ -87,6 +90,10 @@ void LockTable::acquire(std::size_t id) {
 }
 
 void LockTable::release(std::size_t id) {
+  if (freed_[id]) {
+    freed_[id] = 0;
+    return;
+  }
   QueueNode& node = my_node(id);
   std::uint64_t successor =
       std::atomic_ref<std::uint64_t>(node.next).load(std::memory_order_acquire);
@@ -109,6 +116,14 @@ void LockTable::append_notices(std::size_t id, std::uint64_t epoch,
                                const std::vector<std::uint64_t>& notices) {
   if (notices.empty()) return;
   const int home_rank = home(id);
+  if (by_call_[static_cast<std::size_t>(home_rank)]) {
+    // A waiter already linked gets the lock from release(); otherwise the
+    // home frees it with the append, unless one queues meanwhile.
+    const bool linked =
+        std::atomic_ref<std::uint64_t>(my_node(id).next).load(std::memory_order_acquire) != 0;
+    freed_[id] = append_through_call(id, epoch, notices, !linked);
+    return;
+  }
   const std::size_t record = record_offset(id);
   NoticeLogHeader header{epoch, seen_count_[id]};
   // This rank read the header when it acquired the lock, and only the

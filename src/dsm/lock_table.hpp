@@ -12,10 +12,11 @@
 // round trip anyway, so acquiring a lock is one answered call instead of a
 // swap and a read of the log: the home swaps the tail itself and, when the
 // lock was free, answers with the log's header and the entries the caller
-// has not seen. The home's own atomics on the tail are the CPU's, as UCX's
-// are over tcp and shared memory, so callers of both kinds share one queue;
-// a NIC's atomics are not coherent with the CPU's, so where some rank
-// reaches some home through RDMA, every acquire swaps with UCX.
+// has not seen. Releasing with notices is one call too: the home appends
+// them and frees the tail unless a waiter queued. The home's own atomics on the tail are the CPU's,
+// as UCX's are over tcp and shared memory, so callers of both kinds share one queue; a NIC's
+// atomics are not coherent with the CPU's, so where some rank reaches some home through RDMA, every
+// acquire swaps with UCX.
 #pragma once
 
 #include <cstddef>
@@ -49,7 +50,9 @@ class LockTable {
   void set_flag(std::size_t id, std::uint64_t value);
   std::uint64_t flag(std::size_t id);
 
-  // Holder only. Appends notices to the lock's log; remote completion on return.
+  // Holder only. Appends notices to the lock's log; remote completion on
+  // return. Through a call it may free the lock too: release() then has
+  // nothing left to do.
   void append_notices(std::size_t id, std::uint64_t epoch,
                       const std::vector<std::uint64_t>& notices);
   // Holder only. The notices appended since this rank last read the log in
@@ -62,6 +65,17 @@ class LockTable {
   struct AcquireCall {
     std::uint64_t id;
     std::uint64_t seen_epoch, seen_count;  // the caller's last read of the log
+  };
+  struct ReleaseCall {
+    std::uint64_t id, epoch;
+    std::uint64_t appended;  // notices appended; the log keeps the last `kept`
+    std::uint64_t kept;
+    std::uint64_t free;  // 1: free the lock unless someone queued
+    std::uint64_t entries[LockRecordLayout::ring_entries];
+  };
+  struct ReleaseAnswer {
+    std::uint64_t tail;   // the tail the home found (the caller: it freed the lock)
+    std::uint64_t count;  // the log's entries in `epoch` now
   };
   struct AcquireAnswer {
     std::uint64_t predecessor;  // the tail the call swapped out (0: the lock was free)
@@ -87,9 +101,20 @@ class LockTable {
   // The answer of this thread's acquire() of `id` that took a free lock
   // through a call, once (nullptr when there is none).
   const AcquireAnswer* take_answer(std::size_t id) const;
+  // The call path of append_notices(): true when the call freed the lock.
+  bool append_through_call(std::size_t id, std::uint64_t epoch,
+                           const std::vector<std::uint64_t>& notices, bool free);
   // At the home, inside its progress: swaps the caller in and answers.
   static Transport::Answer answer_acquire(void* context, int source, const std::byte* bytes,
                                           std::size_t size);
+  // At the home: appends a holder's notices, frees the lock if asked and
+  // nobody queued, and answers.
+  static Transport::Answer answer_release(void* context, int source, const std::byte* bytes,
+                                          std::size_t size);
+  // The lock record of `id`, homed here.
+  std::byte* local_record(std::size_t id) const {
+    return static_cast<std::byte*>(memory_.local_base()) + record_offset(id);
+  }
   // The entries [from, to) of the log homed here, into `out`.
   void copy_entries(std::size_t id, std::uint64_t from, std::uint64_t to, std::uint64_t* out) const;
 
@@ -101,15 +126,17 @@ class LockTable {
   MemoryRegion memory_;
   std::vector<std::uint64_t> seen_epoch_;  // per id: epoch of seen_count_
   std::vector<std::uint64_t> seen_count_;  // per id: log entries already read
-  std::uint32_t acquire_handler_;
-  // Per home: acquire() calls it. Only where every rank reaches every home
+  std::uint32_t acquire_handler_, release_handler_;
+  std::vector<std::uint8_t> freed_;  // per id: append_notices freed the lock
+  // Per home: acquire() and append_notices() call it. Only where every rank reaches every home
   // it does not map through messages (agreed), so that no NIC atomic races
   // the home's CPU atomics on a tail; never this rank itself. Decided once:
   // asking UCX which lanes reach a peer parses a description of them.
-  std::vector<bool> acquire_by_call_;
+  std::vector<bool> by_call_;
   // The home's answer: handlers run one at a time (inside the worker's
   // progress), and a transient answer leaves before the next.
   AcquireAnswer answer_{};
+  ReleaseAnswer release_answer_{};
 };
 
 }  // namespace mpidsm::detail
