@@ -77,8 +77,8 @@ int main(int argc, char** argv) {
     };
     h.run(contended);
 
-    auto* word = dsm.allocate<std::uint64_t>(dsm.page_size() / sizeof(std::uint64_t),
-                                             Placement::on(1));
+    auto* word =
+        dsm.allocate<std::uint64_t>(dsm.page_size() / sizeof(std::uint64_t), Placement::on(1));
     Row written;
     written.label = "written";
     written.mpidsm = [&](std::size_t, int n) {
