@@ -31,27 +31,25 @@ int main(int argc, char** argv) {
     MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     h.print_header();
 
-    Row alone;
-    alone.label = "uncontended";
-    alone.mpidsm = [&](std::size_t, int n) {
-      double t = 0;
-      if (me == 0)
-        t = per_iteration(n, [&](int) {
-          dsm.lock(kLock);
-          dsm.unlock(kLock);
-        });
+    // Rank 0 times `body` alone while rank 1 waits in MPI_Barrier.
+    auto on_rank_0 = [&](int n, auto&& body) {
+      const double t = me == 0 ? per_iteration(n, body) : 0.0;
       MPI_Barrier(MPI_COMM_WORLD);
       return t;
     };
+    Row alone;
+    alone.label = "uncontended";
+    alone.mpidsm = [&](std::size_t, int n) {
+      return on_rank_0(n, [&](int) {
+        dsm.lock(kLock);
+        dsm.unlock(kLock);
+      });
+    };
     alone.mpi = [&](std::size_t, int n) {
-      double t = 0;
-      if (me == 0)
-        t = per_iteration(n, [&](int) {
-          MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
-          MPI_Win_unlock(1, win);
-        });
-      MPI_Barrier(MPI_COMM_WORLD);
-      return t;
+      return on_rank_0(n, [&](int) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+        MPI_Win_unlock(1, win);
+      });
     };
     h.run(alone);
 
@@ -82,28 +80,20 @@ int main(int argc, char** argv) {
     Row written;
     written.label = "written";
     written.mpidsm = [&](std::size_t, int n) {
-      double t = 0;
-      if (me == 0)
-        t = per_iteration(n, [&](int i) {
-          dsm.lock(kLock);
-          *word = static_cast<std::uint64_t>(i);
-          dsm.unlock(kLock);
-        });
-      MPI_Barrier(MPI_COMM_WORLD);
-      return t;
+      return on_rank_0(n, [&](int i) {
+        dsm.lock(kLock);
+        *word = static_cast<std::uint64_t>(i);
+        dsm.unlock(kLock);
+      });
     };
     written.mpi = [&](std::size_t, int n) {
-      double t = 0;
       std::uint64_t value = 0;
-      if (me == 0)
-        t = per_iteration(n, [&](int i) {
-          value = static_cast<std::uint64_t>(i);
-          MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
-          MPI_Put(&value, sizeof value, MPI_BYTE, 1, 0, sizeof value, MPI_BYTE, win);
-          MPI_Win_unlock(1, win);
-        });
-      MPI_Barrier(MPI_COMM_WORLD);
-      return t;
+      return on_rank_0(n, [&](int i) {
+        value = static_cast<std::uint64_t>(i);
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+        MPI_Put(&value, sizeof value, MPI_BYTE, 1, 0, sizeof value, MPI_BYTE, win);
+        MPI_Win_unlock(1, win);
+      });
     };
     h.run(written);
     dsm.free(word);
