@@ -1,7 +1,8 @@
 // GoogleTest main for tests run under mpirun: initialises MPI, runs the tests
 // on every rank and reduces the outcome, so a failure on any rank fails the
 // run. Only rank 0 prints: other ranks record their failures, which rank 0
-// gathers and prints with each rank's number at the end.
+// gathers and prints with each rank's number at the end. A fatal failure
+// ends the job at once (AbortOnFatalFailure).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -31,6 +32,32 @@ class FailureRecorder : public ::testing::EmptyTestEventListener {
  private:
   int rank_;
   std::string text_;
+};
+
+// A fatal failure (ASSERT_*) returns from the test on this rank only, while
+// the other ranks may wait for it: in a collective, or for a DSM lock it
+// held. Rather than leave them hanging until ctest's timeout, the job ends
+// at once, with the failure on stderr.
+class AbortOnFatalFailure : public ::testing::EmptyTestEventListener {
+ public:
+  explicit AbortOnFatalFailure(int rank) : rank_(rank) {}
+  // Kept here: gtest's current_test_info() would wait for the lock it holds
+  // while it reports a result.
+  void OnTestStart(const ::testing::TestInfo& test) override { test_ = &test; }
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (!result.fatally_failed()) return;
+    std::fprintf(stderr,
+                 "[rank %d] %s:%d: Failure\n%s\n[rank %d] [  FAILED  ] %s.%s: aborting the job\n",
+                 rank_, result.file_name() ? result.file_name() : "?", result.line_number(),
+                 result.summary(), rank_, test_ ? test_->test_suite_name() : "?",
+                 test_ ? test_->name() : "?");
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+
+ private:
+  int rank_;
+  const ::testing::TestInfo* test_ = nullptr;
 };
 
 // Rank 0 receives every other rank's recorded failures and prints them.
@@ -74,6 +101,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   auto* recorder = new FailureRecorder(rank);
+  ::testing::UnitTest::GetInstance()->listeners().Append(new AbortOnFatalFailure(rank));
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
