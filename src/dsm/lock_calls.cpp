@@ -57,8 +57,7 @@ const LockTable::AcquireAnswer* LockTable::take_answer(std::size_t id) const {
 void LockTable::copy_entries(std::size_t id, std::uint64_t from, std::uint64_t to,
                              std::uint64_t* out) const {
   const auto* ring =
-      reinterpret_cast<const std::uint64_t*>(static_cast<const std::byte*>(memory_.local_base()) +
-                                             record_offset(id) + LockRecordLayout::ring);
+      reinterpret_cast<const std::uint64_t*>(local_record(id) + LockRecordLayout::ring);
   RingSpan spans[2];
   for (int s = 0, n = ring_spans(from, to, LockRecordLayout::ring_entries, spans); s < n; ++s) {
     std::memcpy(out, ring + spans[s].index, spans[s].length * sizeof(std::uint64_t));
@@ -78,8 +77,7 @@ Transport::Answer LockTable::answer_acquire(void* context, int source, const std
                  table.transport_.rank(), source);
     std::abort();
   }
-  std::byte* record =
-      static_cast<std::byte*>(table.memory_.local_base()) + table.record_offset(call.id);
+  std::byte* record = table.local_record(call.id);
   AcquireAnswer& answer = table.answer_;
   answer.predecessor =
       std::atomic_ref<std::uint64_t>(

@@ -13,9 +13,10 @@
 // swap and a read of the log: the home swaps the tail itself and, when the
 // lock was free, answers with the log's header and the entries the caller
 // has not seen. Releasing with notices is one call too: the home appends
-// them and frees the tail unless a waiter queued. The home's own atomics on the tail are the CPU's,
-// as UCX's are over tcp and shared memory, so callers of both kinds share one queue; a NIC's
-// atomics are not coherent with the CPU's, so where some rank reaches some home through RDMA, every
+// them and frees the tail unless a waiter queued. The home's own atomics on
+// the tail are the CPU's, as UCX's are over tcp and shared memory, so
+// callers of both kinds share one queue; a NIC's atomics are not coherent
+// with the CPU's, so where some rank reaches some home through RDMA, every
 // acquire swaps with UCX.
 #pragma once
 
@@ -128,10 +129,11 @@ class LockTable {
   std::vector<std::uint64_t> seen_count_;  // per id: log entries already read
   std::uint32_t acquire_handler_, release_handler_;
   std::vector<std::uint8_t> freed_;  // per id: append_notices freed the lock
-  // Per home: acquire() and append_notices() call it. Only where every rank reaches every home
-  // it does not map through messages (agreed), so that no NIC atomic races
-  // the home's CPU atomics on a tail; never this rank itself. Decided once:
-  // asking UCX which lanes reach a peer parses a description of them.
+  // Per home: acquire() and append_notices() call it. Only where every rank
+  // reaches every home it does not map through messages (agreed), so that
+  // no NIC atomic races the home's CPU atomics on a tail; never this rank
+  // itself. Decided once: asking UCX which lanes reach a peer parses a
+  // description of them.
   std::vector<bool> by_call_;
   // The home's answer: handlers run one at a time (inside the worker's
   // progress), and a transient answer leaves before the next.
