@@ -87,12 +87,12 @@ Transport::Answer LockTable::answer_acquire(void* context, int source, const std
   // The lock was free: its last holder appended (remote completion) before
   // it freed the tail, which the exchange above saw.
   std::memcpy(&answer.header, record + LockRecordLayout::header, sizeof answer.header);
-  answer.first = answer.header.epoch == call.seen_epoch ? call.seen_count : 0;
+  const std::uint64_t first = answer.header.epoch == call.seen_epoch ? call.seen_count : 0;
   std::size_t entries = 0;
-  if (answer.header.count > answer.first &&
-      answer.header.count - answer.first <= LockRecordLayout::ring_entries) {
-    entries = static_cast<std::size_t>(answer.header.count - answer.first);
-    table.copy_entries(call.id, answer.first, answer.header.count, answer.entries);
+  if (answer.header.count > first &&
+      answer.header.count - first <= LockRecordLayout::ring_entries) {
+    entries = static_cast<std::size_t>(answer.header.count - first);
+    table.copy_entries(call.id, first, answer.header.count, answer.entries);
   }
   return {&answer, offsetof(AcquireAnswer, entries) + entries * sizeof(std::uint64_t), true};
 }

@@ -22,13 +22,8 @@ LockTable::LockTable(Transport& transport, std::size_t locks)
       acquire_handler_(transport.add_answering_handler(answer_acquire, this)),
       release_handler_(transport.add_answering_handler(answer_release, this)),
       freed_(locks, 0),
-      by_call_(ranks_, false) {
-  const bool everywhere = transport.all_reach_through_messages(
-      true, [this](int peer) { return memory_.mapped(peer) != nullptr; });
-  for (int home = 0; everywhere && home < transport.size(); ++home)
-    by_call_[static_cast<std::size_t>(home)] =
-        home != transport.rank() && transport.rma_through_messages(home);
-}
+      by_call_(transport.all_reach_through_messages(
+          true, [this](int peer) { return memory_.mapped(peer) != nullptr; })) {}
 
 LockTable::~LockTable() {
   if (!memory_.valid()) return;  // abandoned
@@ -76,7 +71,7 @@ void LockTable::acquire(std::size_t id) {
   std::atomic_ref<std::uint64_t>(node.granted).store(0, std::memory_order_release);
   const int home_rank = home(id);
   const std::uint64_t predecessor =
-      by_call_[static_cast<std::size_t>(home_rank)]
+      calls(home_rank)
           ? acquire_through_call(id)
           : transport_.atomic_fetch<std::uint64_t>(AtomicOp::swap, home_rank, memory_,
                                                    record_offset(id) + LockRecordLayout::tail, me_);
@@ -116,7 +111,7 @@ void LockTable::append_notices(std::size_t id, std::uint64_t epoch,
                                const std::vector<std::uint64_t>& notices) {
   if (notices.empty()) return;
   const int home_rank = home(id);
-  if (by_call_[static_cast<std::size_t>(home_rank)]) {
+  if (calls(home_rank)) {
     // A waiter already linked gets the lock from release(); otherwise the
     // home frees it with the append, unless one queues meanwhile.
     const bool linked =

@@ -81,7 +81,7 @@ class LockTable {
   struct AcquireAnswer {
     std::uint64_t predecessor;  // the tail the call swapped out (0: the lock was free)
     NoticeLogHeader header;     // when it was free: the log's header
-    std::uint64_t first;        // the entries from this one on
+    // The entries the caller has not read (its seen_ words chose the first).
     std::uint64_t entries[LockRecordLayout::ring_entries];
   };
 
@@ -129,12 +129,13 @@ class LockTable {
   std::vector<std::uint64_t> seen_count_;  // per id: log entries already read
   std::uint32_t acquire_handler_, release_handler_;
   std::vector<std::uint8_t> freed_;  // per id: append_notices freed the lock
-  // Per home: acquire() and append_notices() call it. Only where every rank
-  // reaches every home it does not map through messages (agreed), so that
-  // no NIC atomic races the home's CPU atomics on a tail; never this rank
-  // itself. Decided once: asking UCX which lanes reach a peer parses a
-  // description of them.
-  std::vector<bool> by_call_;
+  // Every rank reaches every home it does not map through messages
+  // (agreed), so that no NIC atomic races the home's CPU atomics on a tail:
+  // acquire() and append_notices() then call the homes they do not map.
+  bool by_call_;
+  bool calls(int home) const {
+    return by_call_ && home != transport_.rank() && memory_.mapped(home) == nullptr;
+  }
   // The home's answer: handlers run one at a time (inside the worker's
   // progress), and a transient answer leaves before the next.
   AcquireAnswer answer_{};
