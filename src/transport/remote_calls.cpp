@@ -53,30 +53,23 @@ void free_copy(void*, ucs_status_t, void* copy) {
 void send_answer(int rank, ucp_ep_h caller, int source, std::uint64_t tag,
                  const Transport::Answer& answer) {
   ucp_request_param_t send{};
-  if (!answer.transient) {
-    free_sent(ucp_tag_send_nbx(caller, answer.data, answer.size, tag, &send), rank,
-              "answering a remote call", source);
-    return;
-  }
-  send.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+  if (answer.transient) send.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
   ucs_status_ptr_t sent = ucp_tag_send_nbx(caller, answer.data, answer.size, tag, &send);
-  if (UCS_PTR_STATUS(sent) != UCS_ERR_NO_RESOURCE) {
-    free_sent(sent, rank, "answering a remote call", source);
-    return;
+  if (answer.transient && UCS_PTR_STATUS(sent) == UCS_ERR_NO_RESOURCE) {
+    void* copy = std::malloc(answer.size == 0 ? 1 : answer.size);
+    if (copy == nullptr) {
+      std::fprintf(stderr, "mpidsm: rank %d: no memory to answer a remote call from rank %d\n",
+                   rank, source);
+      std::abort();
+    }
+    std::memcpy(copy, answer.data, answer.size);
+    send = {};
+    send.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    send.cb.send = free_copy;
+    send.user_data = copy;
+    sent = ucp_tag_send_nbx(caller, copy, answer.size, tag, &send);
+    if (!UCS_PTR_IS_PTR(sent)) std::free(copy);  // sent at once, or failed
   }
-  void* copy = std::malloc(answer.size == 0 ? 1 : answer.size);
-  if (copy == nullptr) {
-    std::fprintf(stderr, "mpidsm: rank %d: no memory to answer a remote call from rank %d\n", rank,
-                 source);
-    std::abort();
-  }
-  std::memcpy(copy, answer.data, answer.size);
-  send = {};
-  send.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-  send.cb.send = free_copy;
-  send.user_data = copy;
-  sent = ucp_tag_send_nbx(caller, copy, answer.size, tag, &send);
-  if (!UCS_PTR_IS_PTR(sent)) std::free(copy);  // sent at once, or failed
   free_sent(sent, rank, "answering a remote call", source);
 }
 
