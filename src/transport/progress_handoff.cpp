@@ -69,7 +69,7 @@ bool ProgressHandoff::apply() noexcept {
   // the next arm, whatever the waiters handled meanwhile: unmuting it needs
   // no arm, which would cost the waiter a system call (a read of UCX's
   // eventfd, more on NICs) on its way out. Measured on a tagged ping-pong
-  // across two hosts: 1.01-1.04x MPI without that arm, 1.03-1.15x with it.
+  // across two hosts: 0.98-1.04x MPI without that arm, 1.03-1.15x with it.
   // A sleeper that went to sleep muted never armed: then the waiter does,
   // so that new events wake the sleeper (at worst once, for events the
   // waiters already handled).
