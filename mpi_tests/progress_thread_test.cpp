@@ -20,6 +20,12 @@ using testing::first_mismatch;
 
 constexpr std::size_t kBytes = 256 << 10;
 
+// MPIDSM_PROGRESS_THREAD=off (the .nothread variant): only waits inside
+// mpidsm and MPI's progress loop serve peers.
+bool threadless(const Runtime& rt) {
+  return rt.config().progress_thread == ProgressMode::off;
+}
+
 // Rank 0 drives a put/get/atomic exchange with every other rank, once per
 // `idle_wait`, in one Runtime; they wait in it meanwhile, then check what
 // arrived.
@@ -29,7 +35,7 @@ void exchange_while_targets_idle(IdleWaits... idle_waits) {
   Transport& t = rt.transport();
   ASSERT_TRUE(testing::tcp_only()) << "this test is meant for UCX_TLS=tcp,self";
   MemoryRegion region = t.allocate(kBytes + 64);
-  ASSERT_EQ(rt.size() > 1, rt.progress_thread_running())
+  ASSERT_EQ(rt.size() > 1 && !threadless(rt), rt.progress_thread_running())
       << "auto mode starts the progress thread once a peer's memory is unmappable";
   auto* local = static_cast<std::uint8_t*>(region.local_base());
   auto exchange = [&](auto idle_wait) {
@@ -82,12 +88,13 @@ TEST(ProgressThread, TargetsBlockedInMpiRecv) {
 // it does (and the barrier before it, also a wait inside mpidsm, must have
 // left the thread free to serve the MPI_Recv tests).
 // A target blocked in MPI is served by MPI's own progress loop (Open MPI's
-// progress hook, MPIDSM_PROGRESS_IN_MPI), not only by its woken thread.
+// progress hook, MPIDSM_PROGRESS_IN_MPI), not only by its woken thread;
+// without a thread (MPIDSM_PROGRESS_THREAD=off), by that loop alone.
 TEST(ProgressThread, TargetsBlockedInMpiAreServedByMpisProgressLoop) {
   Runtime probe(MPI_COMM_WORLD);
   // Starts the progress thread, as peers cannot map the region.
   MemoryRegion region = probe.transport().allocate(64);
-  ASSERT_TRUE(probe.progress_thread_running() || probe.size() == 1);
+  ASSERT_TRUE(probe.progress_thread_running() != threadless(probe) || probe.size() == 1);
 #ifdef OPEN_MPI
   const bool expected = probe.size() > 1 && probe.config().progress_in_mpi;
 #else
@@ -105,7 +112,7 @@ TEST(ProgressThread, TargetsBlockedInMpiAreServedByMpisProgressLoop) {
   if (probe.rank() != 0) {
     // With more ranks than cores, Open MPI's wait yields its core at every
     // idle round, and the woken thread may serve every operation itself.
-    if (expected && !oversubscribed) {
+    if (expected && (!oversubscribed || threadless(probe))) {
       EXPECT_GT(served, 0u) << "rank 0's operations all waited for the progress thread";
     }
     if (!expected) {

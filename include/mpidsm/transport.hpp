@@ -366,8 +366,9 @@ class Transport {
   /// spin on the worker's lock). True when something happened.
   bool progress_as_helper();
   /// For MPI's progress loop, on a thread blocked in MPI, once a progress
-  /// thread runs: drives UCX once unless another thread of this rank is
-  /// inside the transport (which drives it). True when something happened.
+  /// thread runs (or, without one, once peers need this rank's progress):
+  /// drives UCX once unless another thread of this rank is inside the
+  /// transport (which drives it). True when something happened.
   bool progress_from_mpi();
   /// How many progress_from_mpi calls found something to do.
   std::uint64_t progressed_from_mpi() const;

@@ -95,7 +95,13 @@ struct Runtime::State {
     if (progress) return;
     progress = std::make_unique<detail::ProgressThread>(
         *transport, std::chrono::microseconds(config.progress_spin_us));
-    if (config.progress_in_mpi)
+    start_progress_in_mpi();
+  }
+  // Without a thread (MPIDSM_PROGRESS_THREAD=off) too: a rank blocked in
+  // MPI would otherwise leave its peers' operations on it waiting until it
+  // calls mpidsm again.
+  void start_progress_in_mpi() {
+    if (!mpi_progress && config.progress_in_mpi)
       mpi_progress = std::make_unique<detail::MpiProgressHook>(*transport);
   }
 };
@@ -136,10 +142,11 @@ Runtime::Runtime(MPI_Comm comm) {
   options.yield_when_idle = state->config.yield_when_idle;
   state->transport = std::make_unique<Transport>(state->comm, state->id, options);
   if (mode == ProgressMode::on) state->start_progress_thread();
-  if (mode == ProgressMode::automatic) {
-    State* raw = state.get();
+  State* raw = state.get();
+  if (mode == ProgressMode::automatic)
     state->transport->on_target_progress_needed([raw] { raw->start_progress_thread(); });
-  }
+  if (mode == ProgressMode::off)
+    state->transport->on_target_progress_needed([raw] { raw->start_progress_in_mpi(); });
 
   if (state->rank == 0)
     for (const auto& name : Config::unknown_variables(environ))

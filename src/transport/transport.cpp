@@ -283,10 +283,20 @@ bool Transport::progress_as_helper() {
 // Counted inside as a wait is: the progress thread stays out meanwhile, and
 // does not wake for what this call handles.
 bool Transport::progress_from_mpi() {
-  detail::ProgressHandoff& handoff = impl_->handoff;
-  if (!handoff.helper_running() || handoff.others_inside()) return false;
-  detail::CountedInside counted(handoff);
-  if (ucp_worker_progress(impl_->worker) == 0) return false;
+  detail::WorkerGuard& guard = impl_->worker_guard;
+  if (guard.single_threaded()) {
+    // No progress thread (MPIDSM_PROGRESS_THREAD=off): MPI's loop is the
+    // only one that serves peers while the rank is blocked in MPI.
+    if (!guard.try_borrow()) return false;
+    const unsigned events = ucp_worker_progress(impl_->worker);
+    guard.give_back();
+    if (events == 0) return false;
+  } else {
+    detail::ProgressHandoff& handoff = impl_->handoff;
+    if (!handoff.helper_running() || handoff.others_inside()) return false;
+    detail::CountedInside counted(handoff);
+    if (ucp_worker_progress(impl_->worker) == 0) return false;
+  }
   impl_->progressed_from_mpi.fetch_add(1, std::memory_order_relaxed);
   return true;
 }

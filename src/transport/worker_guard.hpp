@@ -4,6 +4,10 @@
 // that touches the worker enters this guard, which lets one thread in at a
 // time (re-entry by that thread is fine) and reports a second one as an
 // Errc::invalid_state error naming both calls, before UCX is touched.
+// Open MPI's progress loop borrows the worker (MpiProgressHook) only when
+// nobody is inside, and a thread that finds it borrowed waits for the
+// borrower's single poll instead of failing: a rank blocked in MPI serves
+// its peers without making the application's own calls fail.
 // A multi-threaded worker needs no guard: entering costs one load then.
 #pragma once
 
@@ -39,6 +43,29 @@ class WorkerGuard {
     WorkerGuard* guard_ = nullptr;
   };
 
+  bool single_threaded() const { return single_threaded_; }
+
+  // For MPI's progress loop: enters when no thread is inside (true; leave()
+  // ends it), else false, as the thread inside drives the worker itself.
+  bool try_borrow() {
+    // Counted before the claim, so a thread that finds the worker taken
+    // knows a borrower may hold it.
+    borrowers_.fetch_add(1, std::memory_order_seq_cst);
+    std::thread::id nobody{};
+    if (!owner_.compare_exchange_strong(nobody, std::this_thread::get_id(),
+                                        std::memory_order_acquire)) {
+      borrowers_.fetch_sub(1, std::memory_order_release);
+      return false;
+    }
+    depth_ = 1;
+    operation_.store("Open MPI's progress loop", std::memory_order_relaxed);
+    return true;
+  }
+  void give_back() {
+    leave();
+    borrowers_.fetch_sub(1, std::memory_order_release);
+  }
+
  private:
   void enter(const char* operation) {
     const std::thread::id me = std::this_thread::get_id();
@@ -47,7 +74,13 @@ class WorkerGuard {
       return;
     }
     std::thread::id nobody{};
-    if (!owner_.compare_exchange_strong(nobody, me, std::memory_order_acquire))
+    // A borrower leaves after one poll of the worker.
+    while (!owner_.compare_exchange_strong(nobody, me, std::memory_order_acquire) &&
+           borrowers_.load(std::memory_order_seq_cst) > 0) {
+      nobody = std::thread::id{};
+      std::this_thread::yield();
+    }
+    if (nobody != std::thread::id{})
       throw Error(Errc::invalid_state, rank_,
                   std::string(operation) + ": another thread of this rank is inside mpidsm (" +
                       operation_.load(std::memory_order_relaxed) +
@@ -66,6 +99,7 @@ class WorkerGuard {
   std::atomic<std::thread::id> owner_{};
   int depth_ = 0;  // touched by the owner only
   std::atomic<const char*> operation_{""};
+  std::atomic<int> borrowers_{0};  // MPI progress loops claiming or holding the worker
 };
 
 }  // namespace mpidsm::detail
