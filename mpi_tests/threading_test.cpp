@@ -142,5 +142,48 @@ TEST_F(Threading, ASecondThreadInsideMpidsmIsReportedWhenProgressIsOff) {
   t.barrier();
 }
 
+// With MPIDSM_PROGRESS_THREAD=off and peers that need this rank's progress
+// (tcp), Open MPI's progress loop borrows the single-threaded worker while
+// the main thread is blocked in MPI; another thread's calls meanwhile wait
+// for that poll instead of being reported as a second thread inside.
+TEST_F(Threading, CallsBesideAThreadBlockedInMpiRunWhenProgressIsOff) {
+  Transport& t = runtime_->transport();
+  if (t.size() < 2) GTEST_SKIP() << "needs a second rank to end the MPI receive";
+  MemoryRegion region = t.allocate(64);  // unmappable over tcp: peers need our progress
+#ifdef OPEN_MPI
+  if (runtime_->config().progress_thread == ProgressMode::off && testing::tcp_only()) {
+    EXPECT_TRUE(runtime_->progress_in_mpi()) << "MPI's loop is the only one serving peers";
+  }
+#endif
+  if (t.rank() == 0) {
+    std::atomic<bool> stop{false};
+    std::optional<Error> seen;
+    long calls = 0;
+    std::thread caller([&] {
+      while (!stop) {
+        try {
+          t.probe(1, 62);
+          ++calls;
+        } catch (const Error& e) {
+          seen = e;
+          return;
+        }
+      }
+    });
+    int token = 0;
+    MPI_Recv(&token, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    stop = true;
+    caller.join();
+    EXPECT_FALSE(seen.has_value()) << seen->what();
+    EXPECT_GT(calls, 0);
+  } else if (t.rank() == 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const int token = 1;
+    MPI_Send(&token, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+  }
+  t.barrier();
+  t.deregister(region);
+}
+
 }  // namespace
 }  // namespace mpidsm
