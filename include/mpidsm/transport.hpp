@@ -372,6 +372,14 @@ class Transport {
   bool progress_from_mpi();
   /// How many progress_from_mpi calls found something to do.
   std::uint64_t progressed_from_mpi() const;
+  /// How many progress_as_helper calls (the progress thread's) found
+  /// something to do.
+  std::uint64_t progressed_as_helper() const;
+  /// How often MPI's progress loop began serving peers (this rank blocked
+  /// in MPI, that loop finding events), which keeps the sleeping progress
+  /// thread from waking for the worker's events until it has served nothing
+  /// for a while (docs/progress.md).
+  std::uint64_t mpi_serving_episodes() const;
   /// For a progress thread (transports created `shareable`): arms the worker
   /// and blocks without polling until it has events that no thread waiting
   /// inside the transport will handle, or until interrupt_sleep(). Returns at

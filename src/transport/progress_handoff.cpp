@@ -61,9 +61,10 @@ bool ProgressHandoff::mute() noexcept {
 
 bool ProgressHandoff::apply() noexcept {
   std::lock_guard<std::mutex> guard(mutex_);
-  const bool mute = mute_requested_.load(std::memory_order_seq_cst) &&
-                    inside_.load(std::memory_order_seq_cst) > 0;
-  if (!mute) mute_requested_.store(false, std::memory_order_seq_cst);
+  const bool waiters = mute_requested_.load(std::memory_order_seq_cst) &&
+                       inside_.load(std::memory_order_seq_cst) > 0;
+  if (!waiters) mute_requested_.store(false, std::memory_order_seq_cst);
+  const bool mute = waiters || mpi_serving_.load(std::memory_order_seq_cst);
   if (mute == muted_) return mute;
   // A worker the sleeper armed stays armed, or its fd stays readable until
   // the next arm, whatever the waiters handled meanwhile: unmuting it needs
@@ -127,10 +128,20 @@ void ProgressHandoff::sleep() {
   }
   for (;;) {
     epoll_event events[2];
-    const int ready = epoll_wait(epoll_fd_, events, 2, -1);
+    const int ready = wait_for_events(events, 2);
     if (ready < 0) {
       if (errno == EINTR) continue;
       throw_system(rank_, "epoll_wait");
+    }
+    if (ready == 0) {
+      // MPI's loop served nothing for a window: unless it did just now,
+      // the fd is watched again (a worker never armed is armed first).
+      const std::int64_t quiet = now_ns() - mpi_served_ns_.load(std::memory_order_relaxed);
+      if (quiet >= std::chrono::nanoseconds(kMpiQuietWindow).count()) {
+        mpi_serving_.store(false, std::memory_order_seq_cst);
+        apply();
+      }
+      continue;
     }
     for (int i = 0; i < ready; ++i) {
       if (events[i].data.u64 != wake_event) continue;
@@ -143,6 +154,28 @@ void ProgressHandoff::sleep() {
     armed_.store(false, std::memory_order_release);
     if (!mute()) return;
   }
+}
+
+int ProgressHandoff::wait_for_events(epoll_event* events, int capacity) {
+  if (!mpi_serving_.load(std::memory_order_seq_cst))
+    return epoll_wait(epoll_fd_, events, capacity, -1);
+  constexpr auto window = std::chrono::nanoseconds(kMpiQuietWindow).count();
+  const timespec timeout{0, static_cast<long>(window)};
+  const int ready = epoll_pwait2(epoll_fd_, events, capacity, &timeout, nullptr);
+  if (ready >= 0 || errno != ENOSYS) return ready;
+  // Kernels before 5.11: a millisecond is epoll_wait's finest timeout.
+  return epoll_wait(epoll_fd_, events, capacity, 1);
+}
+
+void ProgressHandoff::mpi_loop_served() noexcept {
+  mpi_served_ns_.store(now_ns(), std::memory_order_relaxed);
+  if (mpi_serving_.load(std::memory_order_relaxed)) return;
+  mpi_serving_.store(true, std::memory_order_seq_cst);
+  mpi_episodes_.fetch_add(1, std::memory_order_relaxed);
+  apply();
+  // A sleeper waiting without a timeout must come back for one: it is
+  // muted now, and only its window's end unmutes it.
+  interrupt();
 }
 
 void ProgressHandoff::interrupt() noexcept {

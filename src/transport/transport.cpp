@@ -277,6 +277,7 @@ bool Transport::progress_as_helper() {
   if (!handoff.helper_enter()) return false;
   const bool progressed = ucp_worker_progress(impl_->worker) != 0;
   handoff.helper_leave();
+  if (progressed) impl_->progressed_as_helper.fetch_add(1, std::memory_order_relaxed);
   return progressed;
 }
 
@@ -296,6 +297,7 @@ bool Transport::progress_from_mpi() {
     if (!handoff.helper_running() || handoff.others_inside()) return false;
     detail::CountedInside counted(handoff);
     if (ucp_worker_progress(impl_->worker) == 0) return false;
+    handoff.mpi_loop_served();
   }
   impl_->progressed_from_mpi.fetch_add(1, std::memory_order_relaxed);
   return true;
@@ -303,6 +305,14 @@ bool Transport::progress_from_mpi() {
 
 std::uint64_t Transport::progressed_from_mpi() const {
   return impl_->progressed_from_mpi.load(std::memory_order_relaxed);
+}
+
+std::uint64_t Transport::progressed_as_helper() const {
+  return impl_->progressed_as_helper.load(std::memory_order_relaxed);
+}
+
+std::uint64_t Transport::mpi_serving_episodes() const {
+  return impl_->handoff.mpi_serving_episodes();
 }
 
 // The helper's own calls do not count as inside: they bracket themselves.

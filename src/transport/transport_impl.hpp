@@ -161,7 +161,8 @@ struct Transport::Impl {
   // Threads inside the transport drive the worker themselves; the progress
   // thread keeps out and sleeps meanwhile (opened when that thread may run).
   detail::ProgressHandoff handoff;
-  std::atomic<std::uint64_t> progressed_from_mpi{0};  // Transport::progressed_from_mpi
+  std::atomic<std::uint64_t> progressed_from_mpi{0};   // Transport::progressed_from_mpi
+  std::atomic<std::uint64_t> progressed_as_helper{0};  // Transport::progressed_as_helper
 
   // Drives the worker until done() holds. When told to, yields the CPU
   // after a run of idle polls, since the rank we wait for may need this core;
