@@ -122,6 +122,12 @@ TEST(ProgressThread, TargetsBlockedInMpiAreServedByMpisProgressLoop) {
   probe.transport().deregister(region);
 }
 
+// `count` gets of the page at the start of `peer`'s `region`.
+void get_page(Transport& t, int peer, const MemoryRegion& region, int count) {
+  std::vector<std::uint8_t> buffer(4096);
+  for (int i = 0; i < count; ++i) t.get(peer, region, 0, buffer.data(), buffer.size());
+}
+
 // While MPI's loop serves a target blocked in MPI, the worker's fd is muted
 // for the sleeping thread, which would otherwise wake for requests the loop
 // serves anyway (across two hosts with no CPU to spare, a DSM read miss from
@@ -133,9 +139,8 @@ TEST(ProgressThread, MpisLoopServingATargetMutesItsThread) {
   MemoryRegion region = t.allocate(4096);
   t.barrier();
   if (t.rank() == 0) {
-    std::vector<std::uint8_t> buffer(4096);
     for (int peer = 1; peer < t.size(); ++peer) {
-      for (int i = 0; i < 200; ++i) t.get(peer, region, 0, buffer.data(), buffer.size());
+      get_page(t, peer, region, 200);
       MPI_Send(nullptr, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
     }
   } else {
@@ -162,13 +167,12 @@ TEST(ProgressThread, ATargetThatLeftMpiIsServedByItsThreadAgain) {
   auto* done = static_cast<volatile std::uint64_t*>(region.local_base());
   *done = 0;
   t.barrier();
-  std::vector<std::uint8_t> buffer(4096);
   if (t.rank() == 0) {
     for (int peer = 1; peer < t.size(); ++peer) {
-      for (int i = 0; i < 100; ++i) t.get(peer, region, 0, buffer.data(), buffer.size());
+      get_page(t, peer, region, 100);
       MPI_Sendrecv(nullptr, 0, MPI_BYTE, peer, 0, nullptr, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD,
                    MPI_STATUS_IGNORE);
-      for (int i = 0; i < 100; ++i) t.get(peer, region, 0, buffer.data(), buffer.size());
+      get_page(t, peer, region, 100);
       const std::uint64_t one = 1;
       t.put(peer, region, 0, &one, sizeof one);
     }

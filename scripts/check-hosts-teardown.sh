@@ -9,6 +9,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/env.sh"
 # A sleep no other program runs, so survivors can be told by their command line.
 marker=$((86000 + RANDOM % 400))
+survivor="^sleep $marker\$"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 setsid bash "$here/hosts" --no-paths --layout 1+1 -- \
@@ -33,20 +34,20 @@ done
 if kill -0 "$group" 2>/dev/null; then
   echo "check-hosts-teardown: FAILED: scripts/hosts still runs 20 s after its process group was" \
     "sent SIGTERM" >&2
-  pkill -KILL -f "^sleep $marker\$" || true
+  pkill -KILL -f "$survivor" || true
   kill -KILL -- "-$group" 2>/dev/null || true
   exit 1
 fi
 wait "$group" 2>/dev/null || true
 for _ in $(seq 50); do  # SIGKILL is asynchronous: let the kernel reap them
-  pgrep -f "^sleep $marker\$" >/dev/null || break
+  pgrep -f "$survivor" >/dev/null || break
   sleep 0.1
 done
-if pgrep -f "^sleep $marker\$" >/dev/null; then
+if pgrep -f "$survivor" >/dev/null; then
   echo "check-hosts-teardown: FAILED: ranks survived scripts/hosts after its process group was" \
     "sent SIGTERM:" >&2
-  pgrep -af "^sleep $marker\$" >&2
-  pkill -KILL -f "^sleep $marker\$" || true
+  pgrep -af "$survivor" >&2
+  pkill -KILL -f "$survivor" || true
   exit 1
 fi
 echo "check-hosts-teardown: a process group killed mid-run left no rank behind"

@@ -137,7 +137,7 @@ void ProgressHandoff::sleep() {
       // MPI's loop served nothing for a window: unless it did just now,
       // the fd is watched again (a worker never armed is armed first).
       const std::int64_t quiet = now_ns() - mpi_served_ns_.load(std::memory_order_relaxed);
-      if (quiet >= std::chrono::nanoseconds(kMpiQuietWindow).count()) {
+      if (quiet >= kMpiQuietWindow.count()) {
         mpi_serving_.store(false, std::memory_order_seq_cst);
         apply();
       }
@@ -159,8 +159,7 @@ void ProgressHandoff::sleep() {
 int ProgressHandoff::wait_for_events(epoll_event* events, int capacity) {
   if (!mpi_serving_.load(std::memory_order_seq_cst))
     return epoll_wait(epoll_fd_, events, capacity, -1);
-  constexpr auto window = std::chrono::nanoseconds(kMpiQuietWindow).count();
-  const timespec timeout{0, static_cast<long>(window)};
+  const timespec timeout{0, static_cast<long>(kMpiQuietWindow.count())};
   const int ready = epoll_pwait2(epoll_fd_, events, capacity, &timeout, nullptr);
   if (ready >= 0 || errno != ENOSYS) return ready;
   // Kernels before 5.11: a millisecond is epoll_wait's finest timeout.

@@ -91,7 +91,7 @@ class ProgressHandoff {
   // After a round of that loop that found events: mutes the worker's fd
   // while the loop goes on serving (rule 3).
   void mpi_loop_served() noexcept;
-  static constexpr std::chrono::microseconds kMpiQuietWindow{100};
+  static constexpr std::chrono::nanoseconds kMpiQuietWindow{100'000};
 
   // How often MPI's loop began serving peers and muted the fd (rule 3).
   std::uint64_t mpi_serving_episodes() const noexcept {

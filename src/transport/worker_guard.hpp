@@ -51,15 +51,9 @@ class WorkerGuard {
     // Counted before the claim, so a thread that finds the worker taken
     // knows a borrower may hold it.
     borrowers_.fetch_add(1, std::memory_order_seq_cst);
-    std::thread::id nobody{};
-    if (!owner_.compare_exchange_strong(nobody, std::this_thread::get_id(),
-                                        std::memory_order_acquire)) {
-      borrowers_.fetch_sub(1, std::memory_order_release);
-      return false;
-    }
-    depth_ = 1;
-    operation_.store("Open MPI's progress loop", std::memory_order_relaxed);
-    return true;
+    if (claim("Open MPI's progress loop")) return true;
+    borrowers_.fetch_sub(1, std::memory_order_release);
+    return false;
   }
   void give_back() {
     leave();
@@ -68,27 +62,32 @@ class WorkerGuard {
 
  private:
   void enter(const char* operation) {
-    const std::thread::id me = std::this_thread::get_id();
-    if (owner_.load(std::memory_order_relaxed) == me) {
+    if (owner_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
       ++depth_;
       return;
     }
-    std::thread::id nobody{};
-    // A borrower leaves after one poll of the worker.
-    while (!owner_.compare_exchange_strong(nobody, me, std::memory_order_acquire) &&
-           borrowers_.load(std::memory_order_seq_cst) > 0) {
-      nobody = std::thread::id{};
+    while (!claim(operation)) {
+      // A borrower leaves after one poll of the worker; anyone else is a
+      // second thread inside.
+      if (borrowers_.load(std::memory_order_seq_cst) == 0)
+        throw Error(Errc::invalid_state, rank_,
+                    std::string(operation) + ": another thread of this rank is inside mpidsm (" +
+                        operation_.load(std::memory_order_relaxed) +
+                        ") and MPIDSM_PROGRESS_THREAD=off makes UCX's worker single-threaded: "
+                        "call mpidsm from one thread at a time, or leave "
+                        "MPIDSM_PROGRESS_THREAD at auto (docs/threading.md)");
       std::this_thread::yield();
     }
-    if (nobody != std::thread::id{})
-      throw Error(Errc::invalid_state, rank_,
-                  std::string(operation) + ": another thread of this rank is inside mpidsm (" +
-                      operation_.load(std::memory_order_relaxed) +
-                      ") and MPIDSM_PROGRESS_THREAD=off makes UCX's worker single-threaded: call "
-                      "mpidsm from one thread at a time, or leave MPIDSM_PROGRESS_THREAD at "
-                      "auto (docs/threading.md)");
+  }
+  // Takes the worker for this thread when nobody holds it.
+  bool claim(const char* operation) {
+    std::thread::id nobody{};
+    if (!owner_.compare_exchange_strong(nobody, std::this_thread::get_id(),
+                                        std::memory_order_acquire))
+      return false;
     depth_ = 1;
     operation_.store(operation, std::memory_order_relaxed);
+    return true;
   }
   void leave() {
     if (--depth_ == 0) owner_.store(std::thread::id{}, std::memory_order_release);
