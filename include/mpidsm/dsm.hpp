@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -75,6 +76,15 @@ struct DsmStats {
   /// previous barrier, sent by their homes, which it reaches through UCX
   /// (not counted in pages_fetched).
   std::uint64_t barrier_refetches = 0;
+  /// sync_with() calls completed.
+  std::uint64_t syncs = 0;
+  /// Time spent in sync_with(), in nanoseconds.
+  std::uint64_t sync_ns = 0;
+  /// Pages a sync_with() brought up to date in place (pushed by their homes
+  /// with the notices, or fetched afresh): pages a peer's notices named that
+  /// this rank had used since they last changed, homed on ranks it reaches
+  /// through UCX (not counted in pages_fetched).
+  std::uint64_t sync_refetches = 0;
 
   /// Name and value of every counter, in declaration order (for tables).
   template <class F>
@@ -99,6 +109,9 @@ struct DsmStats {
     f("mapping_resets", mapping_resets);
     f("copy_log_overflows", copy_log_overflows);
     f("barrier_refetches", barrier_refetches);
+    f("syncs", syncs);
+    f("sync_ns", sync_ns);
+    f("sync_refetches", sync_refetches);
   }
 };
 
@@ -150,6 +163,22 @@ class Dsm {
   /// Collective: release, exchange of write notices, acquire. Errc::invalid_state
   /// on every rank when some rank calls it while holding a lock.
   void barrier();
+
+  /// Pairwise synchronisation with each rank in `peers` (a stencil's
+  /// neighbours, say), each of which must call sync_with naming this rank:
+  /// the k-th call naming a rank matches that rank's k-th call naming this
+  /// one. A release, then an acquire of each peer's writes: whatever a peer
+  /// wrote before its matching call is visible here once this returns.
+  /// Not transitive: writes a peer only acquired from a third rank need a
+  /// sync with that rank, or a barrier. Pages this rank used that a peer's
+  /// notices name are brought up to date from their homes inside the call.
+  /// Not collective: ranks outside `peers` are not waited for; an empty
+  /// list is a release. With nothing sent: Errc::invalid_rank for a peer
+  /// that is not a rank of the runtime, Errc::invalid_argument for this rank
+  /// itself or a peer listed twice (the peers then wait, as for a missing
+  /// MPI_Recv). A failed release on either side throws on both, naming the
+  /// rank. See docs/consistency.md.
+  void sync_with(std::span<const int> peers);
 
   /// Acquire: waits (FIFO) until this rank holds lock `id` (0 .. lock_count()-1),
   /// then invalidates the pages written under it since this rank last held it.

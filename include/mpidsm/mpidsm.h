@@ -162,7 +162,7 @@ typedef struct mpidsm_dsm_stats {
   uint64_t read_faults, write_faults, pages_fetched, prefetched, prefetch_used, prefetch_unused,
       evictions, diffs, diff_runs, diff_bytes, diff_messages, invalidations, lock_acquires,
       lock_wait_ns, lock_log_overflows, barriers, barrier_ns, mapping_resets, copy_log_overflows,
-      barrier_refetches;
+      barrier_refetches, syncs, sync_ns, sync_refetches;
   /** @} */
 } mpidsm_dsm_stats_t; /**< Per-rank DSM counters. */
 
@@ -176,6 +176,10 @@ mpidsm_status_t mpidsm_dsm_alloc(mpidsm_dsm_t dsm, size_t bytes,
 mpidsm_status_t mpidsm_dsm_free(mpidsm_dsm_t dsm, void* address); /**< collective */
 /** Release, global barrier, acquire: every write before it is visible after. */
 mpidsm_status_t mpidsm_dsm_barrier(mpidsm_dsm_t dsm);
+/** Pairwise synchronisation with the `count` ranks at `peers`, each calling
+ * it naming this rank: a release, then an acquire of each peer's writes
+ * (mpidsm::Dsm::sync_with). */
+mpidsm_status_t mpidsm_dsm_sync_with(mpidsm_dsm_t dsm, const int* peers, size_t count);
 /** @{ */
 /** Lock (an acquire) and unlock (a release) of lock `id`, 0 .. count-1
  * (MPIDSM_LOCKS); lock_count gives the count. Locks belong to the rank. */

@@ -79,6 +79,14 @@ mpidsm_status_t mpidsm_dsm_barrier(mpidsm_dsm_t dsm) {
   return guarded([&] { dsm_of(dsm, "mpidsm_dsm_barrier: dsm").barrier(); });
 }
 
+mpidsm_status_t mpidsm_dsm_sync_with(mpidsm_dsm_t dsm, const int* peers, size_t count) {
+  return guarded([&] {
+    mpidsm::Dsm& d = dsm_of(dsm, "mpidsm_dsm_sync_with: dsm");
+    if (count > 0) require(peers, "mpidsm_dsm_sync_with: peers");
+    d.sync_with({peers, count});
+  });
+}
+
 mpidsm_status_t mpidsm_dsm_lock(mpidsm_dsm_t dsm, size_t id) {
   return guarded([&] { dsm_of(dsm, "mpidsm_dsm_lock: dsm").lock(id); });
 }
@@ -125,7 +133,8 @@ mpidsm_status_t mpidsm_dsm_stats(mpidsm_dsm_t dsm, mpidsm_dsm_stats_t* stats) {
            in.prefetch_used, in.prefetch_unused, in.evictions,          in.diffs,
            in.diff_runs,     in.diff_bytes,      in.diff_messages,      in.invalidations,
            in.lock_acquires, in.lock_wait_ns,    in.lock_log_overflows, in.barriers,
-           in.barrier_ns,    in.mapping_resets,  in.copy_log_overflows, in.barrier_refetches};
+           in.barrier_ns,    in.mapping_resets,  in.copy_log_overflows, in.barrier_refetches,
+           in.syncs,         in.sync_ns,         in.sync_refetches};
     static_assert(sizeof(mpidsm_dsm_stats_t) == sizeof(mpidsm::DsmStats),
                   "the C statistics list every field of DsmStats");
   });

@@ -26,6 +26,7 @@
 #include <functional>
 #include <vector>
 
+#include "agreed_keys.hpp"
 #include "mpidsm/transport.hpp"
 
 namespace mpidsm::detail {
@@ -115,9 +116,7 @@ class BarrierUpdates {
     std::size_t last_pages = 0;           // as a reader: pages last subscribed to at the home
   };
   enum Kind : std::uint32_t { kSubscription, kPush, kLate };
-  std::uint32_t key(Kind kind) const {
-    return static_cast<std::uint32_t>((barrier_ * 3 + kind) & Transport::max_agreed_key);
-  }
+  std::uint32_t key(Kind kind) const { return barrier_update_key(barrier_ * 3 + kind); }
   std::size_t list_words(std::size_t pages) const {
     return 1 + pages + pages * page_size_ / sizeof(std::uint64_t);
   }

@@ -81,6 +81,9 @@ void Dsm::barrier() {
   detail::require_mpi_callable(engine_->rank(), "Dsm::barrier");
   live("barrier").barrier();
 }
+void Dsm::sync_with(std::span<const int> peers) {
+  live("sync_with").sync_with(peers);
+}
 void Dsm::lock(std::size_t id) {
   live("lock").lock(id, false);
 }

@@ -55,6 +55,9 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       scratch_(page_size_),
       batch_(fetch_batch_capacity()),
       homes_written_(static_cast<std::size_t>(runtime.size()), false),
+      sync_log_(runtime.size()),
+      sync_peers_(static_cast<std::size_t>(runtime.size())),
+      changed_stamp_(pages_),
       held_(locks_.count(), false),
       holder_(locks_.count()),
       page_calls_(transport_, sharing_, region_, page_size_, cache_.capacity(),
@@ -404,6 +407,7 @@ void Dsm::Engine::reset_stats() {
   stats_ = DsmStats{};
   barrier_ticks_.store(0, std::memory_order_relaxed);
   lock_wait_ticks_.store(0, std::memory_order_relaxed);
+  sync_ticks_.store(0, std::memory_order_relaxed);
   // Prefetched pages cached now were fetched before the reset.
   cache_.for_each([&](std::size_t page) { cache_.entry(page).prefetched = false; });
 }
@@ -413,6 +417,7 @@ DsmStats Dsm::Engine::stats() {
   DsmStats snapshot = stats_;
   snapshot.barrier_ns = clock_.to_ns(barrier_ticks_.load(std::memory_order_relaxed));
   snapshot.lock_wait_ns = clock_.to_ns(lock_wait_ticks_.load(std::memory_order_relaxed));
+  snapshot.sync_ns = clock_.to_ns(sync_ticks_.load(std::memory_order_relaxed));
   // Prefetched pages still cached are classified now, without settling them.
   if (track_prefetch_use_)
     cache_.for_each([&](std::size_t page) {

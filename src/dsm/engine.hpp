@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -38,6 +39,8 @@
 #include "protection_map.hpp"
 #include "region.hpp"
 #include "sharing.hpp"
+#include "sync_log.hpp"
+#include "sync_message.hpp"
 #include "ticks.hpp"
 
 namespace mpidsm {
@@ -71,6 +74,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   void* allocate(std::size_t bytes, const Placement& placement);
   void free(void* address);
   void barrier();
+  void sync_with(std::span<const int> peers);
   void lock(std::size_t id, bool wait_for_threads);
   void unlock(std::size_t id);
   void set_flag(std::size_t id);
@@ -241,6 +245,42 @@ class Dsm::Engine final : public detail::FaultTarget {
   void forget_allocation(std::size_t first, std::size_t pages);
   void unmap(std::size_t first, std::size_t pages);
   std::size_t pinned_in(std::size_t first, std::size_t pages) const;
+  // pairwise_sync.cpp
+  // Errc::invalid_argument (invalid_rank) unless every peer is another rank, listed once.
+  void check_sync_peers(std::span<const int> peers);
+  // Each peer's message into sync_scratch_ (status 0: this rank's release succeeded).
+  void compose_sync_messages(std::span<const int> peers, std::int64_t status);
+  // Sends the messages, receives the peers' (sync_scratch_.views); returns
+  // the first peer whose release failed, or -1.
+  int exchange_sync_messages(std::span<const int> peers);
+  // The acquire: pages the peers' notices name leave the cache, or, when
+  // this rank used them, are brought up to date (pushed, or fetched).
+  void acquire_sync_notices(std::span<const int> peers);
+  // A cached page this rank used since it was last brought up to date,
+  // homed beyond this node: a sync updates it in place.
+  bool refreshed_at_sync(std::size_t page);
+  // Pages [first, first+count), just updated in place: watched for use.
+  void watch_updated(std::size_t first, std::size_t count);
+  // Gets `pages` (cached, each counted at its home already) afresh into
+  // their copies; the list is emptied. On an error they leave the cache.
+  void refresh_copies(std::vector<std::size_t>& pages);
+  struct SyncPeer {           // per rank
+    std::uint64_t count = 0;  // syncs with it: the message keys
+    std::uint64_t stamp = 0;  // sync_stamp_ as this rank's last message to it left (0: none)
+    std::vector<std::int64_t> asked;    // pages homed there asked for at the last sync
+    std::vector<std::int64_t> wanted;   // pages homed there to ask for at the next one
+    std::vector<std::int64_t> push_to;  // pages homed here it asked for at its last sync
+  };
+  struct SyncScratch {  // per listed peer, but `listed` (per rank)
+    std::vector<std::vector<std::int64_t>> outgoing, notices, incoming, overflow;
+    std::vector<detail::SyncMessage::View> views;
+    std::vector<std::uint64_t> previous_stamp;
+    std::vector<std::size_t> expected_pushes;
+    std::vector<std::int64_t> pushed;
+    std::vector<Request> requests;
+    std::vector<std::size_t> refresh;  // pages to fetch afresh
+    std::vector<bool> listed;
+  };
   // synchronisation.cpp
   // Errc::out_of_range naming `operation` and `what` ("lock", "flag") unless
   // id < lock_count().
@@ -342,6 +382,13 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::size_t write_stream_next_ = 0;  // the write miss that continues one
   std::vector<bool> homes_written_;    // per rank: a flush is due
   BarrierScratch barrier_scratch_;
+  SyncScratch sync_scratch_;
+  detail::SyncLog sync_log_;          // notices each sync peer is owed
+  std::vector<SyncPeer> sync_peers_;  // per rank
+  std::uint64_t sync_stamp_ = 1;      // advanced as each sync starts and as its messages leave
+  // Per page: sync_stamp_ when this rank last released it or learnt of
+  // another rank's change to it (pairwise_sync.cpp: which pushes are safe).
+  detail::LazyArray<std::uint64_t> changed_stamp_;
   std::vector<bool> held_;               // per lock id: held by this rank
   std::vector<std::thread::id> holder_;  // per lock id: the thread that took it
   std::condition_variable lock_released_;
@@ -354,6 +401,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   detail::TickClock clock_;
   std::atomic<std::uint64_t> barrier_ticks_{0};    // stats_.barrier_ns, in TickClock ticks
   std::atomic<std::uint64_t> lock_wait_ticks_{0};  // stats_.lock_wait_ns, likewise
+  std::atomic<std::uint64_t> sync_ticks_{0};       // stats_.sync_ns, likewise
   std::mutex mutex_;
   // Last: their remote handlers are registered only once the rest exists.
   detail::PageCalls page_calls_;    // fetches from homes UCX reaches through messages

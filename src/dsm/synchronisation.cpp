@@ -62,6 +62,7 @@ void Dsm::Engine::barrier() {
       // The notices travel now; a page released again meanwhile is noticed afresh.
       x.outgoing.swap(notices_);
       forget_notices(x.outgoing);
+      sync_log_.reset();  // the barrier delivers everything a sync still owed
       // Across nodes (every diff flushed by now), the subscriptions and
       // pushes leave while the exchange runs.
       if (!failure && !x.mask.empty()) prepare_updates(x);

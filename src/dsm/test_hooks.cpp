@@ -19,6 +19,8 @@ const char* name_of(FailurePoint point) {
   switch (point) {
     case FailurePoint::barrier_release:
       return "the release of Dsm::barrier";
+    case FailurePoint::sync_release:
+      return "the release of Dsm::sync_with";
     case FailurePoint::allocate_homes:
       return "mapping the homes of Dsm::allocate";
     case FailurePoint::free_unmap:

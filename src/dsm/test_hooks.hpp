@@ -7,7 +7,7 @@
 
 namespace mpidsm::detail {
 
-enum class FailurePoint { barrier_release, allocate_homes, free_unmap, count };
+enum class FailurePoint { barrier_release, sync_release, allocate_homes, free_unmap, count };
 
 // The next pass of this process through `point` throws Error(no_memory).
 void inject_failure(FailurePoint point);
