@@ -13,6 +13,9 @@
 //                 then it reads the next rank's such page (an iterative code's
 //                 boundary row; the barrier refetches it, MPIDSM_BARRIER_REFETCH);
 //                 MPI column: the page exchanged with MPI_Sendrecv instead
+//   sync_halo     halo_page with Dsm::sync_with the previous and next ranks
+//                 (the reader of this rank's page, the writer of the page it
+//                 reads) instead of the barrier; the same MPI column
 //   mpirun -np N dsm_barrier_latency [-i n] [-x n] [-f] [--csv]
 #include <algorithm>
 #include <cstring>
@@ -114,6 +117,20 @@ int main(int argc, char** argv) {
       });
     };
     h.run(halo);
+
+    std::vector<int> ring{(me + ranks - 1) % ranks};
+    if ((me + 1) % ranks != ring[0]) ring.push_back((me + 1) % ranks);
+    if (ranks == 1) ring.clear();
+    Row sync = halo;
+    sync.label = "sync_halo";
+    sync.mpidsm = [&](std::size_t, int n) {
+      return per_iteration(n, [&](int i) {
+        own_page[i % 8] = static_cast<std::uint64_t>(i);
+        dsm.sync_with(ring);
+        sink += next_page[i % 8];
+      });
+    };
+    h.run(sync);
     if (sink == 12345) std::puts("");
     dsm.free(data);
   }

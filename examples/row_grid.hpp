@@ -32,6 +32,22 @@ inline std::pair<std::size_t, std::size_t> rows_homed_here(Dsm& dsm, const float
   return first > last ? std::pair<std::size_t, std::size_t>{0, 0} : std::pair{first, last};
 }
 
+// The ranks that own the rows just outside [first, last) (none for an
+// empty range): the ranks whose writes this rank's stencil reads.
+inline std::vector<int> row_neighbours(Dsm& dsm, const float* grid, std::size_t n,
+                                       std::size_t first, std::size_t last) {
+  std::vector<int> neighbours;
+  const int me = dsm.home_of(grid + first * n);
+  auto add = [&](std::size_t row) {
+    const int owner = dsm.home_of(grid + row * n);
+    if (owner != me && std::find(neighbours.begin(), neighbours.end(), owner) == neighbours.end())
+      neighbours.push_back(owner);
+  };
+  if (first < last && first > 0) add(first - 1);
+  if (first < last && last < n) add(last);
+  return neighbours;
+}
+
 // MPI-native: fills the halo rows around this rank's `rows` rows at `mine`
 // (mine[-n .. -1] from rank me-1, mine[rows*n ..] from rank me+1).
 inline void exchange_halos(float* mine, std::size_t rows, std::size_t n, int me, int ranks) {
