@@ -173,6 +173,17 @@ static void test_dsm(mpidsm_runtime_t runtime) {
   OK(mpidsm_dsm_barrier(dsm));
   OK(mpidsm_dsm_reset_flag(dsm, 1));
 
+  /* A pairwise sync between ranks 0 and 1 carries rank 1's write to rank 0. */
+  OK(mpidsm_dsm_barrier(dsm)); /* everyone has read the flag's value */
+  if (size > 1 && rank < 2) {
+    const int peer = 1 - rank;
+    if (rank == 1) *counter = 77;
+    OK(mpidsm_dsm_sync_with(dsm, &peer, 1));
+    CHECK(*counter == 77);
+  }
+  OK(mpidsm_dsm_sync_with(dsm, NULL, 0)); /* no peers: a release */
+  OK(mpidsm_dsm_barrier(dsm));
+
   /* Blocks placement: the homes given. */
   mpidsm_block_t blocks[2] = {{(size_t)page, size - 1}, {(size_t)page, 0}};
   mpidsm_placement_t listed = {MPIDSM_PLACE_BLOCKS, 0, 0, blocks, 2};
@@ -195,6 +206,8 @@ static void test_dsm(mpidsm_runtime_t runtime) {
 
   /* Bad input. */
   FAILS_WITH(mpidsm_dsm_lock(dsm, locks), MPIDSM_ERR_OUT_OF_RANGE, "lock");
+  FAILS_WITH(mpidsm_dsm_sync_with(dsm, NULL, 1), MPIDSM_ERR_INVALID_ARGUMENT, "peers");
+  FAILS_WITH(mpidsm_dsm_sync_with(dsm, &rank, 1), MPIDSM_ERR_INVALID_ARGUMENT, "itself");
   mpidsm_placement_t bad = {42, 0, 0, NULL, 0};
   void* nowhere = (void*)1;
   FAILS_WITH(mpidsm_dsm_alloc(dsm, 64, &bad, &nowhere), MPIDSM_ERR_INVALID_ARGUMENT, "kind 42");
