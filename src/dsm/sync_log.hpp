@@ -45,6 +45,7 @@ class SyncLog {
 
   // A barrier delivered every notice: nothing is owed, nothing is logged.
   void reset() {
+    if (!active_) return;  // nothing was logged or sent: a barrier-only program pays nothing
     log_.clear();
     cursor_.assign(cursor_.size(), kUnsynced);
     active_ = false;
