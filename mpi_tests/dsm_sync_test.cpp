@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,20 @@ std::vector<int> chain_neighbours(int me, int n) {
   if (me > 0) peers.push_back(me - 1);
   if (me + 1 < n) peers.push_back(me + 1);
   return peers;
+}
+
+void sync(Dsm& d, std::initializer_list<int> peers) {
+  d.sync_with({peers.begin(), peers.size()});
+}
+
+// body(page, round) for rounds 1 to 12, with `page` a page homed at rank 0.
+template <class Body>
+void rounds_on_a_page_of_rank_0(Dsm& d, Body&& body) {
+  long* page = d.allocate<long>(d.page_size() / sizeof(long), Placement::on(0));
+  d.barrier();
+  for (long round = 1; round <= 12; ++round) body(page, round);
+  d.barrier();
+  d.free(page);
 }
 
 // Remote homes are reached through UCX (not mapped here): a page a rank used
@@ -79,31 +94,27 @@ TEST_F(DsmTest, AHomesPushNeverHidesAChangeAcquiredFromAnotherRank) {
   Dsm& d = *dsm_;
   const int me = runtime_->rank(), n = runtime_->size();
   if (n < 3) GTEST_SKIP() << "needs 3 ranks";
-  long* page = d.allocate<long>(d.page_size() / sizeof(long), Placement::on(0));
-  d.barrier();
-  for (long round = 1; round <= 12; ++round) {
+  rounds_on_a_page_of_rank_0(d, [&](long* page, long round) {
     if (me == 0) {
       page[0] = round;
-      d.sync_with(std::vector<int>{1});
+      sync(d, {1});
     } else if (me == 2) {
       usleep(20 * 1000);  // rank 0's copy for its push is taken by now
       page[1] = round;
-      d.sync_with(std::vector<int>{1});
+      sync(d, {1});
     } else if (me == 1) {
-      d.sync_with(std::vector<int>{2});
+      sync(d, {2});
       EXPECT_EQ(page[1], round) << "rank 2's write, just acquired, round " << round;
-      d.sync_with(std::vector<int>{0});
+      sync(d, {0});
       EXPECT_EQ(page[0], round) << "rank 0's write, round " << round;
       EXPECT_EQ(page[1], round) << "rank 2's write, round " << round;
     }
     // The end of the round: nobody writes again before rank 1 has read.
     if (me == 1)
-      d.sync_with(std::vector<int>{0, 2});
+      sync(d, {0, 2});
     else if (me == 0 || me == 2)
-      d.sync_with(std::vector<int>{1});
-  }
-  d.barrier();
-  d.free(page);
+      sync(d, {1});
+  });
 }
 
 // Rank 1 writes part of a page homed at rank 0 while rank 0 writes another
@@ -113,26 +124,22 @@ TEST_F(DsmTest, AHomesPushNeverUndoesThisRanksOwnWrite) {
   Dsm& d = *dsm_;
   const int me = runtime_->rank(), n = runtime_->size();
   if (n < 2) GTEST_SKIP() << "needs 2 ranks";
-  long* page = d.allocate<long>(d.page_size() / sizeof(long), Placement::on(0));
-  d.barrier();
-  for (long round = 1; round <= 12; ++round) {
+  rounds_on_a_page_of_rank_0(d, [&](long* page, long round) {
     if (me == 0) {
       page[0] = round;
-      d.sync_with(std::vector<int>{1});
-      d.sync_with(std::vector<int>{1});
+      sync(d, {1});
+      sync(d, {1});
     } else if (me == 1) {
       if (round % 2 == 0) {
         usleep(20 * 1000);  // rank 0's copy for its push is taken by now
         page[1] = round;
       }
-      d.sync_with(std::vector<int>{0});
+      sync(d, {0});
       EXPECT_EQ(page[0], round);
       EXPECT_EQ(page[1], round - round % 2) << "this rank's own write, round " << round;
-      d.sync_with(std::vector<int>{0});
+      sync(d, {0});
     }
-  }
-  d.barrier();
-  d.free(page);
+  });
 }
 
 // More notices than the first message carries: the rest follow it. The
@@ -152,15 +159,15 @@ TEST_F(DsmTest, HundredsOfNoticesReachThePeer) {
   for (int round = 1; round <= 3; ++round) {
     if (me == 0) {
       for (std::size_t p = 0; p < pages; ++p) data[p * page_ints + 7] = round * 1000 + int(p);
-      d.sync_with(std::vector<int>{1});
-      d.sync_with(std::vector<int>{1});
+      sync(d, {1});
+      sync(d, {1});
     } else if (me == 1) {
-      d.sync_with(std::vector<int>{0});
+      sync(d, {0});
       std::size_t wrong = 0;
       for (std::size_t p = 0; p < pages; ++p)
         wrong += data[p * page_ints + 7] != round * 1000 + int(p);
       EXPECT_EQ(wrong, 0u) << "round " << round;
-      d.sync_with(std::vector<int>{0});
+      sync(d, {0});
     }
   }
   d.barrier();
@@ -193,7 +200,7 @@ TEST_F(DsmTest, BadPeerListsAreErrorsThatSendNothing) {
   d.barrier();
   if (n > 1 && me < 2) {
     if (me == 1) *word = 42;
-    d.sync_with(std::vector<int>{1 - me});
+    sync(d, {1 - me});
     EXPECT_EQ(*word, 42);
   }
   d.barrier();
@@ -217,7 +224,7 @@ TEST_F(DsmTest, AFailedReleaseFailsTheSyncAtBothEnds) {
       detail::inject_failure(detail::FailurePoint::sync_release);
     }
     try {
-      d.sync_with(std::vector<int>{1 - me});
+      sync(d, {1 - me});
       ADD_FAILURE() << "expected an error at rank " << me;
     } catch (const Error& e) {
       const std::string what = e.what();
@@ -227,7 +234,7 @@ TEST_F(DsmTest, AFailedReleaseFailsTheSyncAtBothEnds) {
         EXPECT_NE(what.find("the release of rank 0 failed"), std::string::npos) << what;
     }
     EXPECT_EQ(words[1], 7);  // rank 1's release went ahead: rank 0 sees it
-    d.sync_with(std::vector<int>{1 - me});
+    sync(d, {1 - me});
     EXPECT_EQ(words[0], 5);
     EXPECT_EQ(words[1], 7);
   }
