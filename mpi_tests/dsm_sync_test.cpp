@@ -10,6 +10,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dsm/test_hooks.hpp"
@@ -172,6 +173,32 @@ TEST_F(DsmTest, HundredsOfNoticesReachThePeer) {
   }
   d.barrier();
   d.free(data);
+}
+
+// Two threads of rank 0 sync with rank 1 at once: they take turns, and
+// rank 1's two calls match them in the order they went.
+TEST_F(DsmTest, ThreadsOfOneRankTakeTurnsToSync) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs 2 ranks";
+  long* words = d.allocate<long>(2, Placement::on(1));
+  d.barrier();
+  if (me == 0) {
+    auto write_and_sync = [&](std::size_t i) {
+      words[i] = 10 + static_cast<long>(i);
+      sync(d, {1});
+    };
+    std::thread other(write_and_sync, 1);
+    write_and_sync(0);
+    other.join();
+  } else if (me == 1) {
+    sync(d, {0});
+    sync(d, {0});
+    EXPECT_EQ(words[0], 10);
+    EXPECT_EQ(words[1], 11);
+  }
+  d.barrier();
+  d.free(words);
 }
 
 // A peer that is not another rank, or is listed twice, is an error naming

@@ -403,6 +403,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::atomic<std::uint64_t> lock_wait_ticks_{0};  // stats_.lock_wait_ns, likewise
   std::atomic<std::uint64_t> sync_ticks_{0};       // stats_.sync_ns, likewise
   std::mutex mutex_;
+  // Held for a whole sync_with (taken before mutex_): its scratch and the
+  // order of its messages belong to one call at a time.
+  std::mutex sync_calls_;
   // Last: their remote handlers are registered only once the rest exists.
   detail::PageCalls page_calls_;    // fetches from homes UCX reaches through messages
   detail::DiffBatches diffs_;       // to homes reached through UCX

@@ -44,6 +44,7 @@ using detail::SyncMessage;
 void Dsm::Engine::sync_with(std::span<const int> peers) {
   detail::check_not_forked(rank_);
   const std::uint64_t start = detail::TickClock::now();
+  const std::lock_guard<std::mutex> one_call(sync_calls_);
   // This thread's polls serve the peers until it returns (as in a barrier):
   // they are inside their own sync_with.
   Transport::Driving driving(transport_);
