@@ -8,5 +8,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1} OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader,tcp}
 # MPI-3 RMA for the benchmarks' MPI column: osc/sm is Open MPI 4.1's fastest on one
 # node; osc/rdma over vader crashes in MPI_Compare_and_swap here.
-export OMPI_MCA_osc=${OMPI_MCA_osc:-sm,ucx,pt2pt}
+# (MPIDSM_DEFAULT_OSC tells scripts that run again with other needs, such
+# as benchmarks/run-suite --hosts, that the choice is this default, not the user's.)
+MPIDSM_DEFAULT_OSC=sm,ucx,pt2pt
+export OMPI_MCA_osc=${OMPI_MCA_osc:-$MPIDSM_DEFAULT_OSC}
 MPIRUN=(mpirun --oversubscribe)
