@@ -51,7 +51,7 @@ TEST(SyncLog, ABarrierLeavesNothingOwed) {
 TEST(SyncLog, ALongLogFallsBackToTheBarriersList) {
   SyncLog log(2);
   take(log, 1, {});
-  for (std::size_t i = 0; i <= SyncLog::kMaxEntries; ++i) log.record(1);
+  for (std::size_t i = 0; i < 2 * SyncLog::kMaxEntries; ++i) log.record(1);  // past its room
   EXPECT_EQ(take(log, 1, {1, 2}), (Notices{1, 2}));
   EXPECT_EQ(log.entries(), 0u);
 }

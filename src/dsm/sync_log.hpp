@@ -8,6 +8,8 @@
 // and each peer a cursor into it. It is kept only once a sync happened
 // since the last barrier (a program that never syncs logs nothing), and
 // bounded: past kMaxEntries every peer falls back to the barrier's list.
+// Its room is reserved when it starts, so recording never allocates: a
+// release may run inside the fault handler (evicting a written page).
 #pragma once
 
 #include <cstddef>
@@ -26,14 +28,19 @@ class SyncLog {
 
   // A release recorded `notice`.
   void record(std::int64_t notice) {
-    if (active_) log_.push_back(notice);
+    if (!active_) return;
+    if (log_.size() < log_.capacity())
+      log_.push_back(notice);
+    else
+      overflowed_ = true;
   }
 
   // Appends to `out` what `peer` is owed (`since_barrier`: this rank's
   // notices since the last barrier) and marks it delivered.
   void take(int peer, const std::vector<std::int64_t>& since_barrier,
             std::vector<std::int64_t>& out) {
-    if (log_.size() > kMaxEntries) reset();
+    if (overflowed_) reset();
+    if (log_.capacity() < kMaxEntries) log_.reserve(kMaxEntries);
     active_ = true;
     std::size_t& cursor = cursor_[static_cast<std::size_t>(peer)];
     if (cursor == kUnsynced)
@@ -48,7 +55,7 @@ class SyncLog {
     if (!active_) return;  // nothing was logged or sent: a barrier-only program pays nothing
     log_.clear();
     cursor_.assign(cursor_.size(), kUnsynced);
-    active_ = false;
+    active_ = overflowed_ = false;
   }
 
   std::size_t entries() const { return log_.size(); }
@@ -58,6 +65,7 @@ class SyncLog {
   std::vector<std::size_t> cursor_;  // per rank: log_ entries already sent it, or kUnsynced
   std::vector<std::int64_t> log_;
   bool active_ = false;
+  bool overflowed_ = false;  // a notice found no room: every peer gets the barrier's list
 };
 
 }  // namespace mpidsm::detail
