@@ -28,11 +28,29 @@
 namespace mpidsm {
 
 bool Dsm::Engine::used_through_ucx(std::size_t page) {
-  if (!barrier_refetch_ || state_[page] != PageState::cached || pinned(page)) return false;
+  return barrier_refetch_ && state_[page] == PageState::cached &&
+         cache_.entry(page).fetched_in == epoch_.load(std::memory_order_relaxed) &&
+         used_since_updated(page);
+}
+
+bool Dsm::Engine::used_since_updated(std::size_t page) {
+  if (state_[page] != PageState::cached || pinned(page)) return false;
   if (mapped_master_[static_cast<std::size_t>(home_of_page(page))]) return false;  // a memcpy away
-  const detail::PageCache::Entry& entry = cache_.entry(page);
-  if (entry.fetched_in != epoch_.load(std::memory_order_relaxed)) return false;
-  return !entry.refetched || touched_since_mapped(page);
+  return !cache_.entry(page).refetched || touched_since_mapped(page);
+}
+
+// The copy stays mapped for reads while its bytes change: the application's
+// threads are in the synchronisation, or race it (and so read old or new
+// words). Its page-table entries go, so touched_since_mapped tells whether
+// the next interval uses it.
+void Dsm::Engine::watch_updated(std::size_t first, std::size_t count) {
+  madvise(view(first), count * page_size_, MADV_DONTNEED);
+  for (std::size_t page = first; page < first + count; ++page) cache_.entry(page).refetched = true;
+}
+
+bool Dsm::Engine::home_then_page(std::size_t a, std::size_t b) const {
+  const int home_a = home_of_page(a), home_b = home_of_page(b);
+  return home_a != home_b ? home_a < home_b : a < b;
 }
 
 void Dsm::Engine::drop_keeping_count(std::size_t page) {
@@ -61,11 +79,8 @@ void Dsm::Engine::drop_uncached_counts(std::vector<std::size_t>& pages) {
 }
 
 void Dsm::Engine::prepare_updates(BarrierScratch& x) {
-  auto home_then_page = [&](std::size_t a, std::size_t b) {
-    const int home_a = home_of_page(a), home_b = home_of_page(b);
-    return home_a != home_b ? home_a < home_b : a < b;
-  };
-  std::sort(fetched_.begin(), fetched_.end(), home_then_page);
+  std::sort(fetched_.begin(), fetched_.end(),
+            [this](std::size_t a, std::size_t b) { return home_then_page(a, b); });
   fetched_.erase(std::unique(fetched_.begin(), fetched_.end()), fetched_.end());
   updates_.begin(epoch_.load(std::memory_order_relaxed));
   for (std::size_t page : fetched_)
@@ -121,10 +136,6 @@ bool Dsm::Engine::await_update(std::size_t page) {
   return true;
 }
 
-// The copy stays mapped for reads while its bytes change: the application's
-// threads are in the barrier, or race it (and so read old or new words).
-// Its page-table entry goes, so touched_since_mapped tells whether the next
-// interval uses it.
 void Dsm::Engine::install_updates() {
   const std::uint64_t next_interval = epoch_.load(std::memory_order_relaxed) + 1;
   auto noticed = [this](std::size_t page) { return noticed_in_barrier(page); };
@@ -133,10 +144,8 @@ void Dsm::Engine::install_updates() {
     listed_[page] &= static_cast<std::uint8_t>(~kAwaitingUpdate);
     if (state_[page] != PageState::cached || pinned(page)) return invalidate(page);
     std::memcpy(master(page), bytes, page_size_);
-    madvise(view(page), page_size_, MADV_DONTNEED);
-    detail::PageCache::Entry& entry = cache_.entry(page);
-    entry.refetched = true;
-    entry.fetched_in = next_interval;
+    watch_updated(page, 1);
+    cache_.entry(page).fetched_in = next_interval;
     note_fetched(page);
     ++stats_.barrier_refetches;
   });

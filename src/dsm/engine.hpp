@@ -229,6 +229,14 @@ class Dsm::Engine final : public detail::FaultTarget {
   void drop_uncached_counts(std::vector<std::size_t>& pages);
   // Cached, not pinned, homed beyond this node, used in the ending interval.
   bool used_through_ucx(std::size_t page);
+  // Cached, not pinned, homed beyond this node, and used since it was last
+  // brought up to date (by a fault it always was): a barrier or sync
+  // updates it in place rather than dropping it.
+  bool used_since_updated(std::size_t page);
+  // Pages [first, first+count), just updated in place: watched for use.
+  void watch_updated(std::size_t first, std::size_t count);
+  // Orders pages by home, then page: a batch per home, runs within it.
+  bool home_then_page(std::size_t a, std::size_t b) const;
   void drop_keeping_count(std::size_t page);
   void record_notice(std::size_t page, bool possibly_written = false);
   void record_home_notice(std::size_t page);
@@ -256,11 +264,6 @@ class Dsm::Engine final : public detail::FaultTarget {
   // The acquire: pages the peers' notices name leave the cache, or, when
   // this rank used them, are brought up to date (pushed, or fetched).
   void acquire_sync_notices(std::span<const int> peers);
-  // A cached page this rank used since it was last brought up to date,
-  // homed beyond this node: a sync updates it in place.
-  bool refreshed_at_sync(std::size_t page);
-  // Pages [first, first+count), just updated in place: watched for use.
-  void watch_updated(std::size_t first, std::size_t count);
   // Gets `pages` (cached, each counted at its home already) afresh into
   // their copies; the list is emptied. On an error they leave the cache.
   void refresh_copies(std::vector<std::size_t>& pages);
@@ -276,6 +279,7 @@ class Dsm::Engine final : public detail::FaultTarget {
     std::vector<detail::SyncMessage::View> views;
     std::vector<std::uint64_t> previous_stamp;
     std::vector<std::size_t> expected_pushes;
+    std::vector<std::uint64_t> keys;  // the first of the sync's two message keys
     std::vector<std::int64_t> pushed;
     std::vector<Request> requests;
     std::vector<std::size_t> refresh;  // pages to fetch afresh

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "engine.hpp"
+#include "page_runs.hpp"
 #include "prefetch.hpp"
 
 namespace mpidsm {
@@ -244,21 +245,6 @@ void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int h
   fetch_batches(&batch, 1, after);
 }
 
-namespace {
-
-// Calls f(first page, length) for each run of consecutive pages.
-template <class F>
-void for_each_run(const std::size_t* pages, std::size_t count, F&& f) {
-  for (std::size_t i = 0; i < count;) {
-    std::size_t j = i + 1;
-    while (j < count && pages[j] == pages[j - 1] + 1) ++j;
-    f(pages[i], j - i);
-    i = j;
-  }
-}
-
-}  // namespace
-
 // Asks the batch's home for its pages, a call per run of pages whose copies
 // it counts alike (a page kept for a barrier's refetch is counted already).
 void Dsm::Engine::ask_home(const HomeBatch& b) {
@@ -305,11 +291,11 @@ void Dsm::Engine::fetch_batches(const HomeBatch* batches, std::size_t count, Vie
       const bool updates_in_flight = sharing_.add_copies(b.home, b.pages, b.count);
       if (std::byte* mapped = direct(b)) {
         if (updates_in_flight) transport_.flush(b.home);
-        for_each_run(b.pages, b.count, [&](std::size_t first, std::size_t length) {
+        detail::for_each_run(b.pages, b.count, [&](std::size_t first, std::size_t length) {
           std::memcpy(master(first), mapped + first * page_size_, length * page_size_);
         });
       } else {
-        for_each_run(b.pages, b.count, [&](std::size_t first, std::size_t length) {
+        detail::for_each_run(b.pages, b.count, [&](std::size_t first, std::size_t length) {
           gets_.push_back(transport_.get_nb(b.home, master_, first * page_size_, master(first),
                                             length * page_size_));
         });
@@ -320,7 +306,7 @@ void Dsm::Engine::fetch_batches(const HomeBatch* batches, std::size_t count, Vie
     gets_.clear();
     for (const HomeBatch& b : all) {
       if (after == ViewAfterFetch::left) break;
-      for_each_run(b.pages, b.count, [&](std::size_t first, std::size_t length) {
+      detail::for_each_run(b.pages, b.count, [&](std::size_t first, std::size_t length) {
         // Watched pages lose the view's page-table entries, so the kernel
         // shows which of them get touched (touched_since_mapped; the cost is
         // a minor fault per used page, about 1 us here). Prefetched pages

@@ -33,6 +33,7 @@
 
 #include "agreed_keys.hpp"
 #include "engine.hpp"
+#include "page_runs.hpp"
 #include "sync_message.hpp"
 #include "test_hooks.hpp"
 #include "ticks.hpp"
@@ -102,6 +103,7 @@ void Dsm::Engine::compose_sync_messages(std::span<const int> peers, std::int64_t
   s.notices.resize(n);
   s.previous_stamp.resize(n);
   s.expected_pushes.resize(n);
+  s.keys.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     SyncPeer& peer = sync_peers_[static_cast<std::size_t>(peers[i])];
     std::vector<std::int64_t>& out = s.outgoing[i];
@@ -110,6 +112,7 @@ void Dsm::Engine::compose_sync_messages(std::span<const int> peers, std::int64_t
     notices.clear();
     s.previous_stamp[i] = peer.stamp;
     peer.stamp = sync_stamp_;
+    s.keys[i] = 2 * peer.count++;  // this sync's two messages, whatever becomes of them
     // The peer pushes what this rank asked for last time; what it asks for now
     // comes with the next sync.
     s.expected_pushes[i] = peer.asked.size();
@@ -149,9 +152,7 @@ int Dsm::Engine::exchange_sync_messages(std::span<const int> peers) {
   s.incoming.resize(n);
   s.overflow.resize(n);
   s.views.assign(n, {});
-  auto key = [&](std::size_t i, unsigned part) {
-    return detail::sync_key(2 * sync_peers_[static_cast<std::size_t>(peers[i])].count + part);
-  };
+  auto key = [&](std::size_t i, unsigned part) { return detail::sync_key(s.keys[i] + part); };
   try {
     for (std::size_t i = 0; i < n; ++i) {
       std::vector<std::int64_t>& in = s.incoming[i];
@@ -189,17 +190,12 @@ int Dsm::Engine::exchange_sync_messages(std::span<const int> peers) {
     for (Request& r : s.requests) r.wait();
   } catch (...) {
     s.requests.clear();  // nothing is left writing into the scratch
-    s.views.assign(n, {});
-    for (std::size_t i = 0; i < n; ++i) ++sync_peers_[static_cast<std::size_t>(peers[i])].count;
     throw;
   }
   s.requests.clear();
-  int failed_peer = -1;
-  for (std::size_t i = 0; i < n; ++i) {
-    ++sync_peers_[static_cast<std::size_t>(peers[i])].count;
-    if (s.views[i].status != 0 && failed_peer < 0) failed_peer = peers[i];
-  }
-  return failed_peer;
+  for (std::size_t i = 0; i < n; ++i)
+    if (s.views[i].status != 0) return peers[i];
+  return -1;
 }
 
 void Dsm::Engine::acquire_sync_notices(std::span<const int> peers) {
@@ -230,7 +226,7 @@ void Dsm::Engine::acquire_sync_notices(std::span<const int> peers) {
       if (page >= 0 && static_cast<std::size_t>(page) < pages_ && home_of_page(page) == rank_)
         peer.push_to.push_back(page);
     for_each_noticed(i, [&](std::size_t page) {
-      if (!refreshed_at_sync(page)) return invalidate(page);
+      if (!used_since_updated(page)) return invalidate(page);
       const bool from_home = home_of_page(page) == q;
       if (from_home && peer.wanted.size() < SyncMessage::kMaxWanted &&
           std::find(peer.wanted.begin(), peer.wanted.end(), page) == peer.wanted.end())
@@ -250,35 +246,19 @@ void Dsm::Engine::acquire_sync_notices(std::span<const int> peers) {
   refresh_copies(s.refresh);
 }
 
-bool Dsm::Engine::refreshed_at_sync(std::size_t page) {
-  if (state_[page] != PageState::cached || pinned(page)) return false;
-  if (mapped_master_[static_cast<std::size_t>(home_of_page(page))]) return false;  // a memcpy away
-  return !cache_.entry(page).refetched || touched_since_mapped(page);
-}
-
-// The copy stayed readable while its bytes changed (the application's
-// threads are here, or race the sync). Its page-table entries go, so the
-// next sync sees whether it was used again.
-void Dsm::Engine::watch_updated(std::size_t first, std::size_t count) {
-  madvise(view(first), count * page_size_, MADV_DONTNEED);
-  for (std::size_t page = first; page < first + count; ++page) cache_.entry(page).refetched = true;
-}
-
 void Dsm::Engine::refresh_copies(std::vector<std::size_t>& pages) {
   if (pages.empty()) return;
-  std::sort(pages.begin(), pages.end(), [&](std::size_t a, std::size_t b) {
-    const int home_a = home_of_page(a), home_b = home_of_page(b);
-    return home_a != home_b ? home_a < home_b : a < b;
-  });
+  std::sort(pages.begin(), pages.end(),
+            [this](std::size_t a, std::size_t b) { return home_then_page(a, b); });
   pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
   // Calls f(home, first page, length) for each run of consecutive pages of one home.
   auto for_each_run = [&](auto&& f) {
     for (std::size_t i = 0; i < pages.size();) {
       const int home = home_of_page(pages[i]);
       std::size_t j = i + 1;
-      while (j < pages.size() && pages[j] == pages[j - 1] + 1 && home_of_page(pages[j]) == home)
-        ++j;
-      f(home, pages[i], j - i);
+      while (j < pages.size() && home_of_page(pages[j]) == home) ++j;
+      detail::for_each_run(&pages[i], j - i,
+                           [&](std::size_t first, std::size_t count) { f(home, first, count); });
       i = j;
     }
   };
