@@ -159,8 +159,15 @@ class Request {
 
  private:
   friend class Transport;
-  /// mailbox_receive: handle_ is a receive in the same-node mailboxes' matching.
-  enum class Kind { send_or_rma, receive, mailbox_receive };
+  /// send_or_rma and receive run on the transport's worker (one-sided
+  /// operations, agreed messages, answers); message_send, message_receive and
+  /// mailbox_receive (a receive in the same-node mailboxes' matching) on its
+  /// messaging worker.
+  enum class Kind { send_or_rma, receive, message_send, message_receive, mailbox_receive };
+  bool messaging() const noexcept {
+    return kind_ == Kind::message_send || kind_ == Kind::message_receive ||
+           kind_ == Kind::mailbox_receive;
+  }
   /// `pinned` (of `pinned_size` bytes) is DSM memory the operation uses,
   /// unpinned when it completes.
   Request(Transport* transport, void* handle, Kind kind, const char* what, int peer,
@@ -171,6 +178,8 @@ class Request {
   void cancel() noexcept;
   void release() noexcept;
   void unpin() noexcept;
+  /// The operation is over: forgets the handle and unpins the buffer.
+  void finish() noexcept;
 
   Transport* transport_ = nullptr;
   void* handle_ = nullptr;  ///< UCX request (or mailbox receive); nullptr once complete
@@ -348,7 +357,8 @@ class Transport {
   bool all_reach_through_messages(bool wants, const std::function<bool(int)>& mapped);
 
   // --- progress --------------------------------------------------------------------
-  /// Drives UCX once; true when something happened.
+  /// Drives UCX once (one-sided operations and messages); true when
+  /// something happened.
   bool progress();
   /// Waiting loops should yield the CPU after a run of idle polls instead of
   /// spinning (MPIDSM_YIELD_WHEN_IDLE; by default when more ranks of the

@@ -62,8 +62,8 @@ void Transport::Impl::open_mailboxes(std::size_t eager_limit) {
   detail::check_mpi(
       rank, "MPI_Alltoall",
       MPI_Alltoall(i_write.data(), 1, MPI_CHAR, writes_to_me.data(), 1, MPI_CHAR, comm));
-  detail::Mailboxes::Setup setup{worker, runtime_id, rank, static_cast<std::size_t>(agreed),
-                                 {},     {}};
+  detail::Mailboxes::Setup setup{
+      messaging_worker, runtime_id, rank, static_cast<std::size_t>(agreed), {}, {}};
   auto* mine = static_cast<std::byte*>(region.local_base());
   for (int peer = 0; peer < size; ++peer) {
     setup.outgoing.push_back(i_write[peer] ? static_cast<std::byte*>(region.mapped(peer)) +

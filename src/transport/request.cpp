@@ -26,13 +26,23 @@ Request::Request(Transport* transport, void* handle, Kind kind, const char* what
     unpin();
     detail::throw_ucx(transport_->rank(), what_, peer_, status);
   }
-  if (!handle_) unpin();  // completed at once
+  if (!handle_) {
+    unpin();  // completed at once
+  } else if (messaging()) {
+    transport_->impl_->messages_in_flight.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void Request::unpin() noexcept {
   if (pinned_size_ != 0) detail::unpin(pinned_, pinned_size_);
   pinned_ = nullptr;
   pinned_size_ = 0;
+}
+
+void Request::finish() noexcept {
+  if (messaging()) transport_->impl_->messages_in_flight.fetch_sub(1, std::memory_order_relaxed);
+  handle_ = nullptr;
+  unpin();
 }
 
 Request::Request(Request&& other) noexcept {
@@ -71,20 +81,19 @@ void Request::release() noexcept {
     if (kind_ == Kind::mailbox_receive && handle_) {
       std::unique_ptr<detail::PostedReceive> receive(static_cast<detail::PostedReceive*>(handle_));
       transport_->impl_->mailboxes.withdraw(*receive);
-      handle_ = nullptr;
-      unpin();
+      finish();
     }
   }
 }
 
 void Request::cancel() noexcept {
-  if (!handle_ || kind_ != Kind::receive) return;
-  ucp_worker_h worker = transport_->impl_->worker;
+  if (!handle_ || (kind_ != Kind::receive && kind_ != Kind::message_receive)) return;
+  const Transport::Impl& s = *transport_->impl_;
+  ucp_worker_h worker = messaging() ? s.messaging_worker : s.worker;
   ucp_request_cancel(worker, handle_);
   while (ucp_request_check_status(handle_) == UCS_INPROGRESS) ucp_worker_progress(worker);
   ucp_request_free(handle_);
-  handle_ = nullptr;
-  unpin();
+  finish();
 }
 
 // Checks completion without progressing; on completion records the message
@@ -94,16 +103,16 @@ bool Request::poll() {
   if (kind_ == Kind::mailbox_receive) return poll_mailbox();
   ucs_status_t status;
   ucp_tag_recv_info_t info{};
-  if (kind_ == Kind::receive) {
+  const bool receive = kind_ == Kind::receive || kind_ == Kind::message_receive;
+  if (receive) {
     status = ucp_tag_recv_request_test(handle_, &info);
   } else {
     status = ucp_request_check_status(handle_);
   }
   if (status == UCS_INPROGRESS) return false;
   ucp_request_free(handle_);
-  handle_ = nullptr;
-  unpin();
-  if (kind_ == Kind::receive) {
+  finish();
+  if (receive) {
     message_ = detail::TagCodec::describe(info.sender_tag, info.length);
     if (status == UCS_ERR_MESSAGE_TRUNCATED)
       throw detail::truncated(transport_->rank(), message_, capacity_);
@@ -118,8 +127,7 @@ bool Request::poll_mailbox() {
   auto* receive = static_cast<detail::PostedReceive*>(handle_);
   if (!transport_->impl_->mailboxes.poll_for(*receive)) return false;
   std::unique_ptr<detail::PostedReceive> done(receive);
-  handle_ = nullptr;
-  unpin();
+  finish();
   message_ = receive->info;
   if (receive->status == UCS_ERR_MESSAGE_TRUNCATED)
     throw detail::truncated(transport_->rank(), message_, capacity_);
@@ -129,17 +137,20 @@ bool Request::poll_mailbox() {
 
 bool Request::test() {
   if (!handle_) return true;
-  auto in_use = transport_->impl_->use_worker(what_);
-  transport_->progress();
+  Transport::Impl& s = *transport_->impl_;
+  const auto what = Transport::Impl::waiting_for(messaging());
+  auto in_use = s.use_worker(what_, what);
+  s.progress_once(what);
   return poll();
 }
 
 void Request::wait() {
   if (!handle_) return;
-  auto in_use = transport_->impl_->use_worker(what_);
   Transport::Impl& s = *transport_->impl_;
+  const auto what = Transport::Impl::waiting_for(messaging());
+  auto in_use = s.use_worker(what_, what);
   bool done = false;
-  s.progress_until([&] { return done = poll(); }, what_);
+  s.progress_until([&] { return done = poll(); }, what_, what);
 }
 
 }  // namespace mpidsm

@@ -1,7 +1,7 @@
 // Tagged send/recv: through the same-node mailboxes where a pair has them
 // (mailboxes.hpp), otherwise over UCX's tag matching (offloaded by NICs that
-// support it). Rendezvous for large messages is UCX's: see
-// TransportOptions::rndv_threshold.
+// support it), all on the messaging worker. Rendezvous for large messages is
+// UCX's: see TransportOptions::rndv_threshold.
 #include <ucp/api/ucp.h>
 
 #include <atomic>
@@ -48,21 +48,21 @@ std::pair<std::uint64_t, std::uint64_t> Transport::Impl::receive_match(int sourc
 }
 
 Request Transport::isend(int peer, int tag, const void* buffer, std::size_t size) {
-  auto in_use = impl_->use_worker("send");
+  auto in_use = impl_->use_worker("send", Impl::Waiting::for_message);
   impl_->check_peer(peer, "send");
   check_tag(rank_, tag, false, "send");
   check_buffer(rank_, buffer, size, "send");
   const bool pinned = detail::pin(buffer, size, false);
   ucs_status_ptr_t handle;
   if (impl_->mailboxes.reaches(peer)) {
-    handle = impl_->mailboxes.send(impl_->endpoints[peer], peer, tag, buffer, size);
+    handle = impl_->mailboxes.send(impl_->messaging_endpoints[peer], peer, tag, buffer, size);
   } else {
     ucp_request_param_t param{};
     ucp_tag_t ucp_tag = detail::TagCodec::encode(
         impl_->runtime_id, static_cast<std::uint32_t>(rank_), static_cast<std::uint32_t>(tag));
-    handle = ucp_tag_send_nbx(impl_->endpoints[peer], buffer, size, ucp_tag, &param);
+    handle = ucp_tag_send_nbx(impl_->messaging_endpoints[peer], buffer, size, ucp_tag, &param);
   }
-  return Request(this, handle, Request::Kind::send_or_rma, "send", peer, 0, buffer,
+  return Request(this, handle, Request::Kind::message_send, "send", peer, 0, buffer,
                  pinned ? size : 0);
 }
 
@@ -71,7 +71,7 @@ void Transport::send(int peer, int tag, const void* buffer, std::size_t size) {
 }
 
 Request Transport::irecv(int source, int tag, void* buffer, std::size_t capacity) {
-  auto in_use = impl_->use_worker("recv");
+  auto in_use = impl_->use_worker("recv", Impl::Waiting::for_message);
   auto [ucp_tag, mask] = impl_->receive_match(source, tag, buffer, capacity);
   const bool pinned = detail::pin(buffer, capacity, true);
   if (impl_->mailboxes.matching()) {
@@ -85,8 +85,8 @@ Request Transport::irecv(int source, int tag, void* buffer, std::size_t capacity
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   ucs_status_ptr_t handle =
-      ucp_tag_recv_nbx(impl_->worker, buffer, capacity, ucp_tag, mask, &param);
-  return Request(this, handle, Request::Kind::receive, "recv", source, capacity, buffer,
+      ucp_tag_recv_nbx(impl_->messaging_worker, buffer, capacity, ucp_tag, mask, &param);
+  return Request(this, handle, Request::Kind::message_receive, "recv", source, capacity, buffer,
                  pinned ? capacity : 0);
 }
 
@@ -117,7 +117,7 @@ MessageInfo Transport::Impl::receive_from_mailboxes(int source, int tag, void* b
   detail::PostedReceive receive{source, tag, buffer, capacity};
   mailboxes.post(receive);
   try {
-    progress_until([&] { return mailboxes.poll_for(receive); }, "recv");
+    progress_until([&] { return mailboxes.poll_for(receive); }, "recv", Waiting::for_message);
   } catch (const Error&) {
     mailboxes.withdraw(receive);
     throw;
@@ -129,7 +129,7 @@ MessageInfo Transport::Impl::receive_from_mailboxes(int source, int tag, void* b
 }
 
 MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capacity) {
-  auto in_use = impl_->use_worker("recv");
+  auto in_use = impl_->use_worker("recv", Impl::Waiting::for_message);
   auto [ucp_tag, mask] = impl_->receive_match(source, tag, buffer, capacity);
   detail::ScopedPin pin(buffer, capacity, true);
   if (impl_->mailboxes.matching())
@@ -144,11 +144,12 @@ MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capac
   param.cb.recv = receive_completed;
   param.user_data = &slot;
   ucs_status_ptr_t handle =
-      ucp_tag_recv_nbx(impl_->worker, buffer, capacity, ucp_tag, mask, &param);
+      ucp_tag_recv_nbx(impl_->messaging_worker, buffer, capacity, ucp_tag, mask, &param);
   if (UCS_PTR_IS_ERR(handle)) {
     slot.status = UCS_PTR_STATUS(handle);
   } else {
-    impl_->progress_until([&] { return slot.done.load(std::memory_order_acquire); }, "recv");
+    impl_->progress_until([&] { return slot.done.load(std::memory_order_acquire); }, "recv",
+                          Impl::Waiting::for_message);
     ucp_request_free(handle);
   }
   MessageInfo info = detail::TagCodec::describe(slot.info.sender_tag, slot.info.length);
@@ -158,14 +159,14 @@ MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capac
 }
 
 std::optional<MessageInfo> Transport::probe(int source, int tag) {
-  auto in_use = impl_->use_worker("probe");
+  auto in_use = impl_->use_worker("probe", Impl::Waiting::for_message);
   if (source != any_source) impl_->check_peer(source, "probe");
   check_tag(rank_, tag, true, "probe");
-  ucp_worker_progress(impl_->worker);
+  impl_->progress_once(Impl::Waiting::for_message);
   if (impl_->mailboxes.matching()) return impl_->mailboxes.probe(source, tag);
   auto [ucp_tag, mask] = match(impl_->runtime_id, source, tag);
   ucp_tag_recv_info_t info{};
-  if (!ucp_tag_probe_nb(impl_->worker, ucp_tag, mask, 0, &info)) return std::nullopt;
+  if (!ucp_tag_probe_nb(impl_->messaging_worker, ucp_tag, mask, 0, &info)) return std::nullopt;
   return detail::TagCodec::describe(info.sender_tag, info.length);
 }
 

@@ -95,7 +95,7 @@ ucp_context_h create_context(int rank, int size, Reach reach, const TransportOpt
   params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_TAG |
                     UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
   params.tag_sender_mask = detail::TagCodec::runtime_field | detail::TagCodec::rank_field;
-  params.estimated_num_eps = static_cast<std::size_t>(size);
+  params.estimated_num_eps = 2 * static_cast<std::size_t>(size);  // two workers
   params.name = "mpidsm";
   ucp_context_h context = nullptr;
   ucs_status_t status = ucp_init(&params, config, &context);
@@ -126,6 +126,21 @@ std::vector<std::byte> worker_address(int rank, ucp_worker_h worker) {
   std::vector<std::byte> copy(bytes, bytes + length);
   ucp_worker_release_address(worker, address);
   return copy;
+}
+
+// Connects `worker` to the same worker of every rank, self included
+// (collective: the addresses travel through MPI).
+std::vector<ucp_ep_h> connect(MPI_Comm comm, int rank, ucp_worker_h worker) {
+  auto addresses = detail::allgather_blobs(comm, worker_address(rank, worker));
+  std::vector<ucp_ep_h> endpoints(addresses.size(), nullptr);
+  for (std::size_t peer = 0; peer < addresses.size(); ++peer) {
+    ucp_ep_params_t params{};
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    params.address = reinterpret_cast<const ucp_address_t*>(addresses[peer].data());
+    detail::check_ucx(rank, "ucp_ep_create", static_cast<int>(peer),
+                      ucp_ep_create(worker, &params, &endpoints[peer]));
+  }
+  return endpoints;
 }
 
 }  // namespace
@@ -161,6 +176,7 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
   try {
     s.context = create_context(rank_, size_, reach, options);
     s.worker = create_worker(rank_, s.context, options.shareable);
+    s.messaging_worker = create_worker(rank_, s.context, options.shareable);
     if (!options.shareable) s.worker_guard.enable_single_threaded(rank_);
     s.listen_for_remote_calls();
     if (options.shareable) s.handoff.open(rank_, s.worker);
@@ -174,17 +190,9 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
     throw;
   }
 
-  std::vector<std::byte> mine = worker_address(rank_, s.worker);
-  auto addresses = detail::allgather_blobs(comm, mine);
-  s.endpoints.assign(size_, nullptr);
   s.rma_since_flush = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(size_));
-  for (int peer = 0; peer < size_; ++peer) {
-    ucp_ep_params_t params{};
-    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-    params.address = reinterpret_cast<const ucp_address_t*>(addresses[peer].data());
-    detail::check_ucx(rank_, "ucp_ep_create", peer,
-                      ucp_ep_create(s.worker, &params, &s.endpoints[peer]));
-  }
+  s.endpoints = connect(comm, rank_, s.worker);
+  s.messaging_endpoints = connect(comm, rank_, s.messaging_worker);
   s.liveness.exchange(comm, rank_);
   s.open_mailboxes(options.shm_eager_limit);
 }
@@ -214,13 +222,15 @@ Transport::~Transport() {
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     param.flags = collective ? 0 : UCP_EP_CLOSE_FLAG_FORCE;
-    for (ucp_ep_h ep : s.endpoints) {
-      if (!ep) continue;
-      ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &param);
-      if (request && !UCS_PTR_IS_ERR(request)) closing.push_back(request);
-    }
+    for (const auto* endpoints : {&s.endpoints, &s.messaging_endpoints})
+      for (ucp_ep_h ep : *endpoints) {
+        if (!ep) continue;
+        ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &param);
+        if (request && !UCS_PTR_IS_ERR(request)) closing.push_back(request);
+      }
     s.progress_until(
         [&] {
+          ucp_worker_progress(s.messaging_worker);
           for (auto request : closing)
             if (ucp_request_check_status(request) == UCS_INPROGRESS) return false;
           return true;
@@ -236,15 +246,18 @@ Transport::~Transport() {
 }
 
 void Transport::Impl::release_local() noexcept {
+  if (messaging_worker) ucp_worker_destroy(messaging_worker);
   if (worker) ucp_worker_destroy(worker);
   if (context) ucp_cleanup(context);
+  messaging_worker = nullptr;
   worker = nullptr;
   context = nullptr;
 }
 
 bool Transport::progress() {
   auto in_use = impl_->use_worker("progress");
-  return ucp_worker_progress(impl_->worker) != 0;
+  const unsigned events = ucp_worker_progress(impl_->worker);
+  return events + ucp_worker_progress(impl_->messaging_worker) != 0;
 }
 
 bool Transport::yield_when_idle() const {
@@ -284,22 +297,31 @@ bool Transport::progress_as_helper() {
 // Counted inside as a wait is: the progress thread stays out meanwhile, and
 // does not wake for what this call handles.
 bool Transport::progress_from_mpi() {
-  detail::WorkerGuard& guard = impl_->worker_guard;
+  Impl& s = *impl_;
+  detail::WorkerGuard& guard = s.worker_guard;
   if (guard.single_threaded()) {
     // No progress thread (MPIDSM_PROGRESS_THREAD=off): MPI's loop is the
     // only one that serves peers while the rank is blocked in MPI.
     if (!guard.try_borrow()) return false;
-    const unsigned events = ucp_worker_progress(impl_->worker);
+    unsigned events = ucp_worker_progress(s.worker);
+    if (s.messaging_needs_progress()) events += ucp_worker_progress(s.messaging_worker);
     guard.give_back();
     if (events == 0) return false;
   } else {
-    detail::ProgressHandoff& handoff = impl_->handoff;
-    if (!handoff.helper_running() || handoff.others_inside()) return false;
-    detail::CountedInside counted(handoff);
-    if (ucp_worker_progress(impl_->worker) == 0) return false;
-    handoff.mpi_loop_served();
+    // Messages in flight move on while the rank is blocked in MPI, as MPI's
+    // own would (that worker is thread-safe, and no thread sleeps on it).
+    bool events = s.messaging_needs_progress() && ucp_worker_progress(s.messaging_worker) != 0;
+    detail::ProgressHandoff& handoff = s.handoff;
+    if (handoff.helper_running() && !handoff.others_inside()) {
+      detail::CountedInside counted(handoff);
+      if (ucp_worker_progress(s.worker) != 0) {
+        handoff.mpi_loop_served();
+        events = true;
+      }
+    }
+    if (!events) return false;
   }
-  impl_->progressed_from_mpi.fetch_add(1, std::memory_order_relaxed);
+  s.progressed_from_mpi.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 

@@ -31,6 +31,20 @@ struct Transport::Impl {
   ucp_context_h context = nullptr;
   ucp_worker_h worker = nullptr;
   std::vector<ucp_ep_h> endpoints;  // indexed by rank, self included
+  // Tagged messages (send, recv, probe, the mailboxes' rendezvous) have a
+  // worker of their own, which the progress thread never sleeps on: a wait
+  // for a message then needs no system call to keep that thread asleep
+  // (docs/progress.md, "Messages"). One-sided operations, remote calls and
+  // agreed messages stay on `worker`.
+  ucp_worker_h messaging_worker = nullptr;
+  std::vector<ucp_ep_h> messaging_endpoints;  // indexed by rank, self included
+  // Non-blocking messages in flight: while there are any, every wait and
+  // MPI's progress loop drive the messaging worker too, as MPI progresses
+  // pending requests in any of its calls.
+  std::atomic<int> messages_in_flight{0};
+  bool messaging_needs_progress() const noexcept {
+    return messages_in_flight.load(std::memory_order_relaxed) > 0 || mailboxes.has_work();
+  }
 
   // Reused by flush_all so the flush path does not allocate.
   std::vector<std::pair<ucs_status_ptr_t, int>> flush_requests;
@@ -135,15 +149,25 @@ struct Transport::Impl {
   // progress until they reach the collective.
   class WorkerUse {
    public:
-    WorkerUse(Impl& s, const char* operation, bool blocks_in_mpi)
-        : guard_(s.worker_guard, operation), inside_(s.handoff, !blocks_in_mpi) {}
+    WorkerUse(Impl& s, const char* operation, bool counted)
+        : guard_(s.worker_guard, operation), inside_(s.handoff, counted) {}
 
    private:
     detail::WorkerGuard::Use guard_;
     detail::CountedInside inside_;
   };
-  WorkerUse use_worker(const char* operation) { return {*this, operation, false}; }
-  WorkerUse use_worker_in_collective(const char* operation) { return {*this, operation, true}; }
+  // What a wait drives: the worker (one-sided operations, calls, agreed
+  // messages, MPI requests), or the messaging worker (tagged messages).
+  enum class Waiting { on_worker, for_message };
+  static Waiting waiting_for(bool message) {
+    return message ? Waiting::for_message : Waiting::on_worker;
+  }
+  // A wait for a message does not count as inside: it leaves `worker` to the
+  // progress thread, which must go on serving peers meanwhile.
+  WorkerUse use_worker(const char* operation, Waiting what = Waiting::on_worker) {
+    return {*this, operation, what == Waiting::on_worker};
+  }
+  WorkerUse use_worker_in_collective(const char* operation) { return {*this, operation, false}; }
 
   // Tagged messages to ranks of this node (mailbox_setup.cpp).
   detail::Mailboxes mailboxes;
@@ -171,20 +195,23 @@ struct Transport::Impl {
   // progress thread's wake-ups for its duration (ProgressHandoff).
   // A peer whose process is gone ends the wait: Errc::transport naming it and
   // `waiting_for`.
+  // A wait for a message mutes nothing: the thread does not sleep on the
+  // messaging worker.
   template <class Done>
-  void progress_until(Done&& done, const char* waiting_for) {
+  void progress_until(Done&& done, const char* waiting_for, Waiting what = Waiting::on_worker) {
     constexpr unsigned idle_polls_before_mute = 4, idle_polls_before_yield = 64,
                        polls_per_liveness_look = 256;
     unsigned idle = 0, polls = 0;
-    detail::CountedInside counted(handoff);
+    const bool on_worker = what == Waiting::on_worker;
+    detail::CountedInside counted(handoff, on_worker);
     while (!done()) {
       // Whatever this rank waits for, messages queued behind a full mailbox
       // leave as it drains, and posted receives take what arrives (a
       // rendezvous's bytes need the receiver to match its record).
       if (mailboxes.has_work()) mailboxes.progress();
-      if (ucp_worker_progress(worker) != 0) {
+      if (progress_once(what) != 0) {
         idle = 0;
-      } else if (++idle == idle_polls_before_mute) {
+      } else if (++idle == idle_polls_before_mute && on_worker) {
         handoff.mute();
       } else if (yield_when_idle && idle == idle_polls_before_yield) {
         sched_yield();
@@ -195,6 +222,17 @@ struct Transport::Impl {
         check_peers(waiting_for);
       }
     }
+  }
+  // One poll of what a wait drives; the number of events handled. A wait
+  // for a message drives the worker too while no progress thread serves it:
+  // peers' one-sided operations on this rank may be what the message waits
+  // for.
+  unsigned progress_once(Waiting what) {
+    const bool on_worker = what == Waiting::on_worker;
+    unsigned events = 0;
+    if (on_worker || !handoff.helper_running()) events += ucp_worker_progress(worker);
+    if (!on_worker || messaging_needs_progress()) events += ucp_worker_progress(messaging_worker);
+    return events;
   }
   void check_peers(const char* waiting_for) {
     if (const int dead = liveness.dead_peer(); dead >= 0) [[unlikely]]
