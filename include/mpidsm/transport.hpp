@@ -357,8 +357,8 @@ class Transport {
   bool all_reach_through_messages(bool wants, const std::function<bool(int)>& mapped);
 
   // --- progress --------------------------------------------------------------------
-  /// Drives UCX once (one-sided operations and messages); true when
-  /// something happened.
+  /// Drives UCX once (one-sided operations, and messages in flight); true
+  /// when something happened.
   bool progress();
   /// Waiting loops should yield the CPU after a run of idle polls instead of
   /// spinning (MPIDSM_YIELD_WHEN_IDLE; by default when more ranks of the
@@ -390,6 +390,10 @@ class Transport {
   /// thread from waking for the worker's events until it has served nothing
   /// for a while (docs/progress.md).
   std::uint64_t mpi_serving_episodes() const;
+  /// How often a wait inside the transport muted the sleeping progress
+  /// thread (two epoll_ctl calls each): one-sided waits on remote peers do,
+  /// waits for tagged messages never do (docs/progress.md).
+  std::uint64_t progress_thread_mutes() const;
   /// For a progress thread (transports created `shareable`): arms the worker
   /// and blocks without polling until it has events that no thread waiting
   /// inside the transport will handle, or until interrupt_sleep(). Returns at

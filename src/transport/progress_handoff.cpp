@@ -66,6 +66,7 @@ bool ProgressHandoff::apply() noexcept {
   if (!waiters) mute_requested_.store(false, std::memory_order_seq_cst);
   const bool mute = waiters || mpi_serving_.load(std::memory_order_seq_cst);
   if (mute == muted_) return mute;
+  if (waiters) waiter_mutes_.fetch_add(1, std::memory_order_relaxed);
   // A worker the sleeper armed stays armed, or its fd stays readable until
   // the next arm, whatever the waiters handled meanwhile: unmuting it needs
   // no arm, which would cost the waiter a system call (a read of UCX's

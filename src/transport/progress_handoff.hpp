@@ -97,6 +97,11 @@ class ProgressHandoff {
   std::uint64_t mpi_serving_episodes() const noexcept {
     return mpi_episodes_.load(std::memory_order_relaxed);
   }
+  // How often waiters muted the fd (rule 2): a system call each, and one more
+  // to unmute.
+  std::uint64_t waiter_mutes() const noexcept {
+    return waiter_mutes_.load(std::memory_order_relaxed);
+  }
 
  private:
   // Mutes or unmutes as mute_requested_ and inside_ (rule 2) and
@@ -134,6 +139,7 @@ class ProgressHandoff {
   std::atomic<bool> mpi_serving_{false};
   std::atomic<std::int64_t> mpi_served_ns_{0};
   std::atomic<std::uint64_t> mpi_episodes_{0};
+  std::atomic<std::uint64_t> waiter_mutes_{0};
 };
 
 // Counts a thread as inside the transport for its lifetime, once a helper

@@ -254,10 +254,12 @@ void Transport::Impl::release_local() noexcept {
   context = nullptr;
 }
 
+// The messaging worker too while messages are in flight: the DSM's lock
+// and flag loops poll here, and over tcp every poll of a worker is a
+// system call.
 bool Transport::progress() {
   auto in_use = impl_->use_worker("progress");
-  const unsigned events = ucp_worker_progress(impl_->worker);
-  return events + ucp_worker_progress(impl_->messaging_worker) != 0;
+  return impl_->progress_once(Impl::Waiting::on_worker) != 0;
 }
 
 bool Transport::yield_when_idle() const {
@@ -335,6 +337,10 @@ std::uint64_t Transport::progressed_as_helper() const {
 
 std::uint64_t Transport::mpi_serving_episodes() const {
   return impl_->handoff.mpi_serving_episodes();
+}
+
+std::uint64_t Transport::progress_thread_mutes() const {
+  return impl_->handoff.waiter_mutes();
 }
 
 // The helper's own calls do not count as inside: they bracket themselves.
