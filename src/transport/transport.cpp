@@ -306,13 +306,13 @@ bool Transport::progress_from_mpi() {
     // only one that serves peers while the rank is blocked in MPI.
     if (!guard.try_borrow()) return false;
     unsigned events = ucp_worker_progress(s.worker);
-    if (s.messaging_needs_progress()) events += ucp_worker_progress(s.messaging_worker);
+    if (s.messaging_due()) events += ucp_worker_progress(s.messaging_worker);
     guard.give_back();
     if (events == 0) return false;
   } else {
     // Messages in flight move on while the rank is blocked in MPI, as MPI's
     // own would (that worker is thread-safe, and no thread sleeps on it).
-    bool events = s.messaging_needs_progress() && ucp_worker_progress(s.messaging_worker) != 0;
+    bool events = s.messaging_due() && ucp_worker_progress(s.messaging_worker) != 0;
     detail::ProgressHandoff& handoff = s.handoff;
     if (handoff.helper_running() && !handoff.others_inside()) {
       detail::CountedInside counted(handoff);

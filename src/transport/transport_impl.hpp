@@ -42,8 +42,17 @@ struct Transport::Impl {
   // MPI's progress loop drive the messaging worker too, as MPI progresses
   // pending requests in any of its calls.
   std::atomic<int> messages_in_flight{0};
-  bool messaging_needs_progress() const noexcept {
-    return messages_in_flight.load(std::memory_order_relaxed) > 0 || mailboxes.has_work();
+  // Also every polls_per_messaging_look polls of each thread that drives
+  // the worker: UCX may owe a peer something on the messaging worker that
+  // no request here tracks (a rendezvous's acknowledgement queued behind a
+  // full FIFO, an endpoint's wire-up) while the peer waits for it. Four
+  // ranks on two cores hung that way, the receivers in a barrier and the
+  // sender waiting for its isend.
+  static constexpr unsigned polls_per_messaging_look = 64;
+  bool messaging_due() const noexcept {
+    static thread_local unsigned polls = 0;
+    return messages_in_flight.load(std::memory_order_relaxed) > 0 || mailboxes.has_work() ||
+           ++polls % polls_per_messaging_look == 0;
   }
 
   // Reused by flush_all so the flush path does not allocate.
@@ -231,7 +240,7 @@ struct Transport::Impl {
     const bool on_worker = what == Waiting::on_worker;
     unsigned events = 0;
     if (on_worker || !handoff.helper_running()) events += ucp_worker_progress(worker);
-    if (!on_worker || messaging_needs_progress()) events += ucp_worker_progress(messaging_worker);
+    if (!on_worker || messaging_due()) events += ucp_worker_progress(messaging_worker);
     return events;
   }
   void check_peers(const char* waiting_for) {
