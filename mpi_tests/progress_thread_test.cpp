@@ -225,19 +225,58 @@ TEST(ProgressThread, TargetsDrivingTheirOwnProgress) {
 
 constexpr int kMessageTag = 7;
 
+// Messages beside one-sided operations over tcp: a runtime whose region
+// peers cannot map (auto mode starts the progress thread, and MPI's progress
+// hook), its first word zero on every rank before the test body runs.
+class MessagesOverTcp : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(testing::tcp_only()) << "this test is meant for UCX_TLS=tcp,self";
+    region = t.allocate(4096);
+    word().store(0);
+    t.barrier();
+  }
+  void TearDown() override {
+    t.barrier();
+    t.deregister(region);
+  }
+  std::atomic_ref<std::uint64_t> word() {
+    return std::atomic_ref<std::uint64_t>(*static_cast<std::uint64_t*>(region.local_base()));
+  }
+
+  // Rank 0 sends each peer a message large enough for rendezvous, whose
+  // bytes leave only as rank 0 progresses, then waits for something else
+  // (`sender_waits`) while the peers wait for the message: that wait must
+  // drive the message too. Each peer then runs `after_receiving`.
+  template <class SenderWaits, class AfterReceiving>
+  void isend_then_wait_elsewhere(SenderWaits sender_waits, AfterReceiving after_receiving) {
+    constexpr std::size_t bytes = 4 << 20;
+    std::vector<std::uint8_t> buffer(bytes);
+    if (t.rank() == 0) {
+      fill_pattern(buffer.data(), 0, 0, bytes);
+      std::vector<Request> sends;
+      for (int peer = 1; peer < t.size(); ++peer)
+        sends.push_back(t.isend(peer, kMessageTag, buffer.data(), bytes));
+      sender_waits();
+      for (Request& r : sends) r.wait();
+    } else {
+      EXPECT_EQ(t.recv(0, kMessageTag, buffer.data(), bytes).size, bytes);
+      EXPECT_EQ(first_mismatch(buffer.data(), 0, 0, bytes), bytes);
+      after_receiving();
+    }
+  }
+
+  Runtime rt{MPI_COMM_WORLD};
+  Transport& t = rt.transport();
+  MemoryRegion region;
+};
+
 // A target waiting for a message serves rank 0's one-sided operations
 // meanwhile: messages have a worker of their own, and the wait leaves the
 // other to the progress thread or, without one, drives it too. Rank 0's
 // message comes only after its gets and atomics have completed.
-TEST(ProgressThread, TargetsWaitingInsideMpidsmForAMessage) {
-  Runtime rt(MPI_COMM_WORLD);
-  Transport& t = rt.transport();
-  ASSERT_TRUE(testing::tcp_only()) << "this test is meant for UCX_TLS=tcp,self";
-  MemoryRegion region = t.allocate(4096);
-  auto* counter = static_cast<volatile std::uint64_t*>(region.local_base());
-  *counter = 0;
+TEST_F(MessagesOverTcp, TargetsWaitingInsideMpidsmForAMessage) {
   constexpr std::uint64_t rounds = 50;
-  t.barrier();
   if (t.rank() == 0) {
     for (int peer = 1; peer < t.size(); ++peer) {
       get_page(t, peer, region, 10);
@@ -247,60 +286,24 @@ TEST(ProgressThread, TargetsWaitingInsideMpidsmForAMessage) {
     }
   } else {
     EXPECT_EQ(t.recv(0, kMessageTag, nullptr, 0).size, 0u);
-    EXPECT_EQ(*counter, rounds);
+    EXPECT_EQ(word().load(), rounds);
   }
-  t.barrier();
-  t.deregister(region);
-}
-
-// Rank 0 sends each peer a message large enough for rendezvous, whose bytes
-// leave only as rank 0 progresses, then waits for something else
-// (`sender_waits`) while the peers wait for the message: that wait must
-// drive the message too. Each peer then runs `after_receiving`.
-template <class SenderWaits, class AfterReceiving>
-void isend_then_wait_elsewhere(SenderWaits sender_waits, AfterReceiving after_receiving) {
-  Runtime rt(MPI_COMM_WORLD);
-  Transport& t = rt.transport();
-  ASSERT_TRUE(testing::tcp_only()) << "this test is meant for UCX_TLS=tcp,self";
-  // As a PGAS program's heap does: starts the progress thread (auto) and
-  // MPI's progress hook.
-  MemoryRegion region = t.allocate(64);
-  std::atomic_ref<std::uint64_t>(*static_cast<std::uint64_t*>(region.local_base())).store(0);
-  t.barrier();
-  constexpr std::size_t bytes = 4 << 20;
-  std::vector<std::uint8_t> buffer(bytes);
-  if (t.rank() == 0) {
-    fill_pattern(buffer.data(), 0, 0, bytes);
-    std::vector<Request> sends;
-    for (int peer = 1; peer < t.size(); ++peer)
-      sends.push_back(t.isend(peer, kMessageTag, buffer.data(), bytes));
-    sender_waits(t, region);
-    for (Request& r : sends) r.wait();
-  } else {
-    EXPECT_EQ(t.recv(0, kMessageTag, buffer.data(), bytes).size, bytes);
-    EXPECT_EQ(first_mismatch(buffer.data(), 0, 0, bytes), bytes);
-    after_receiving(t, region);
-  }
-  t.barrier();
-  t.deregister(region);
 }
 
 // Rank 0 polls each peer's word with remote atomics (waits inside mpidsm
 // that call no MPI) until the peer, having received its message, sets it.
-TEST(ProgressThread, AnIsendMovesOnWhileItsSenderIsWaitingInsideMpidsm) {
+TEST_F(MessagesOverTcp, AnIsendMovesOnWhileItsSenderIsWaitingInsideMpidsm) {
   isend_then_wait_elsewhere(
-      [](Transport& t, const MemoryRegion& region) {
+      [&] {
         for (int peer = 1; peer < t.size(); ++peer)
           while (t.atomic_fetch<std::uint64_t>(AtomicOp::add, peer, region, 0, 0) == 0) {
           }
       },
-      [](Transport&, const MemoryRegion& region) {
-        std::atomic_ref<std::uint64_t>(*static_cast<std::uint64_t*>(region.local_base())).store(1);
-      });
+      [&] { word().store(1); });
 }
 
-TEST(ProgressThread, AnIsendMovesOnWhileItsSenderIsBlockedInMpi) {
-  auto barrier = [](Transport&, const MemoryRegion&) { MPI_Barrier(MPI_COMM_WORLD); };
+TEST_F(MessagesOverTcp, AnIsendMovesOnWhileItsSenderIsBlockedInMpi) {
+  auto barrier = [] { MPI_Barrier(MPI_COMM_WORLD); };
   isend_then_wait_elsewhere(barrier, barrier);
 }
 
@@ -309,41 +312,35 @@ TEST(ProgressThread, AnIsendMovesOnWhileItsSenderIsBlockedInMpi) {
 // had a worker of their own, each remote wait muted and unmuted the
 // worker's fd in the thread's epoll set, which cost a tagged 8-byte
 // ping-pong across two hosts 1.1 us of its 5.3 (docs/progress.md).
-TEST(ProgressThread, WaitsForMessagesLeaveTheSleepingThreadAlone) {
-  Runtime rt(MPI_COMM_WORLD);
-  Transport& t = rt.transport();
-  ASSERT_TRUE(testing::tcp_only()) << "this test is meant for UCX_TLS=tcp,self";
-  MemoryRegion region = t.allocate(64);
+TEST_F(MessagesOverTcp, WaitsForMessagesLeaveTheSleepingThreadAlone) {
   ASSERT_EQ(rt.progress_thread_running(), rt.size() > 1);
   // First, one-sided waits on a remote peer do mute the thread, once it has
   // made its first call (until then there is nothing to mute).
   const int next = (t.rank() + 1) % t.size();
-  std::uint64_t word = 0;
+  std::uint64_t value = 0;
   const std::uint64_t before_gets = t.progress_thread_mutes();
   for (int i = 0; i < 100'000 && t.progress_thread_mutes() == before_gets; ++i)
-    t.get(next, region, 0, &word, sizeof word);
+    t.get(next, region, 0, &value, sizeof value);
   EXPECT_GT(t.progress_thread_mutes(), before_gets) << "one-sided waits never muted the thread";
   t.barrier();
   const std::uint64_t mutes = t.progress_thread_mutes();
-  word = 0;
+  value = 0;
   for (int i = 0; i < 200; ++i) {
     if (t.rank() == 0) {
       for (int peer = 1; peer < t.size(); ++peer) {
-        t.send(peer, kMessageTag, &word, sizeof word);
-        t.recv(peer, kMessageTag, &word, sizeof word);
+        t.send(peer, kMessageTag, &value, sizeof value);
+        t.recv(peer, kMessageTag, &value, sizeof value);
       }
     } else {
-      t.recv(0, kMessageTag, &word, sizeof word);
-      ++word;
-      t.send(0, kMessageTag, &word, sizeof word);
+      t.recv(0, kMessageTag, &value, sizeof value);
+      ++value;
+      t.send(0, kMessageTag, &value, sizeof value);
     }
   }
   EXPECT_EQ(t.progress_thread_mutes(), mutes) << "waits for messages muted the thread";
   if (t.rank() == 0) {
-    EXPECT_EQ(word, std::uint64_t(200 * (t.size() - 1)));
+    EXPECT_EQ(value, std::uint64_t(200 * (t.size() - 1)));
   }
-  t.barrier();
-  t.deregister(region);
 }
 
 }  // namespace

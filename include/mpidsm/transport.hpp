@@ -380,7 +380,8 @@ class Transport {
   /// drives UCX once unless another thread of this rank is inside the
   /// transport (which drives it). True when something happened.
   bool progress_from_mpi();
-  /// How many progress_from_mpi calls found something to do.
+  /// How many progress_from_mpi calls served peers' one-sided operations
+  /// (messages they moved on are not counted).
   std::uint64_t progressed_from_mpi() const;
   /// How many progress_as_helper calls (the progress thread's) found
   /// something to do.

@@ -301,30 +301,28 @@ bool Transport::progress_as_helper() {
 bool Transport::progress_from_mpi() {
   Impl& s = *impl_;
   detail::WorkerGuard& guard = s.worker_guard;
+  bool served = false, messages = false;
   if (guard.single_threaded()) {
     // No progress thread (MPIDSM_PROGRESS_THREAD=off): MPI's loop is the
     // only one that serves peers while the rank is blocked in MPI.
     if (!guard.try_borrow()) return false;
-    unsigned events = ucp_worker_progress(s.worker);
-    if (s.messaging_due()) events += ucp_worker_progress(s.messaging_worker);
+    served = ucp_worker_progress(s.worker) != 0;
+    messages = s.messaging_due() && ucp_worker_progress(s.messaging_worker) != 0;
     guard.give_back();
-    if (events == 0) return false;
   } else {
     // Messages in flight move on while the rank is blocked in MPI, as MPI's
     // own would (that worker is thread-safe, and no thread sleeps on it).
-    bool events = s.messaging_due() && ucp_worker_progress(s.messaging_worker) != 0;
+    messages = s.messaging_due() && ucp_worker_progress(s.messaging_worker) != 0;
     detail::ProgressHandoff& handoff = s.handoff;
     if (handoff.helper_running() && !handoff.others_inside()) {
       detail::CountedInside counted(handoff);
-      if (ucp_worker_progress(s.worker) != 0) {
-        handoff.mpi_loop_served();
-        events = true;
-      }
+      served = ucp_worker_progress(s.worker) != 0;
+      if (served) handoff.mpi_loop_served();
     }
-    if (!events) return false;
   }
-  s.progressed_from_mpi.fetch_add(1, std::memory_order_relaxed);
-  return true;
+  // Counts peers' operations served, which is what mutes the thread.
+  if (served) s.progressed_from_mpi.fetch_add(1, std::memory_order_relaxed);
+  return served || messages;
 }
 
 std::uint64_t Transport::progressed_from_mpi() const {
