@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <thread>
 
@@ -47,58 +48,57 @@ class WorkerGuard {
 
   // For MPI's progress loop: enters when no thread is inside (true; leave()
   // ends it), else false, as the thread inside drives the worker itself.
-  bool try_borrow() {
-    // Counted before the claim, so a thread that finds the worker taken
-    // knows a borrower may hold it.
-    borrowers_.fetch_add(1, std::memory_order_seq_cst);
-    if (claim("Open MPI's progress loop")) return true;
-    borrowers_.fetch_sub(1, std::memory_order_release);
-    return false;
-  }
-  void give_back() {
-    leave();
-    borrowers_.fetch_sub(1, std::memory_order_release);
-  }
+  bool try_borrow() { return claim("Open MPI's progress loop", kBorrowed) == 0; }
+  void give_back() { leave(); }
 
  private:
+  // The holder is MPI's progress loop (lowest bit of owner_).
+  static constexpr std::uintptr_t kBorrowed = 1;
+  // Identifies the calling thread: the address of a thread_local int, whose
+  // lowest bit is clear.
+  static std::uintptr_t this_thread_token() noexcept {
+    static thread_local int anchor = 0;
+    return reinterpret_cast<std::uintptr_t>(&anchor);
+  }
+
   void enter(const char* operation) {
-    if (owner_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
+    if ((owner_.load(std::memory_order_relaxed) & ~kBorrowed) == this_thread_token()) {
       ++depth_;
       return;
     }
-    while (!claim(operation)) {
-      // A borrower leaves after one poll of the worker; anyone else is a
-      // second thread inside.
-      if (borrowers_.load(std::memory_order_seq_cst) == 0)
+    // A borrower leaves after one poll of the worker; anyone else is a
+    // second thread inside. The holder is read in the same step that found
+    // the worker taken: a count of borrowers read afterwards may already
+    // have dropped to zero for a borrower that just left.
+    for (std::uintptr_t holder; (holder = claim(operation, 0)) != 0; std::this_thread::yield())
+      if ((holder & kBorrowed) == 0)
         throw Error(Errc::invalid_state, rank_,
                     std::string(operation) + ": another thread of this rank is inside mpidsm (" +
                         operation_.load(std::memory_order_relaxed) +
                         ") and MPIDSM_PROGRESS_THREAD=off makes UCX's worker single-threaded: "
                         "call mpidsm from one thread at a time, or leave "
                         "MPIDSM_PROGRESS_THREAD at auto (docs/threading.md)");
-      std::this_thread::yield();
-    }
   }
-  // Takes the worker for this thread when nobody holds it.
-  bool claim(const char* operation) {
-    std::thread::id nobody{};
-    if (!owner_.compare_exchange_strong(nobody, std::this_thread::get_id(),
+  // Takes the worker for this thread when nobody holds it: 0, or the
+  // holder's owner_ value.
+  std::uintptr_t claim(const char* operation, std::uintptr_t borrowed) {
+    std::uintptr_t holder = 0;
+    if (!owner_.compare_exchange_strong(holder, this_thread_token() | borrowed,
                                         std::memory_order_acquire))
-      return false;
+      return holder;
     depth_ = 1;
     operation_.store(operation, std::memory_order_relaxed);
-    return true;
+    return 0;
   }
   void leave() {
-    if (--depth_ == 0) owner_.store(std::thread::id{}, std::memory_order_release);
+    if (--depth_ == 0) owner_.store(0, std::memory_order_release);
   }
 
   bool single_threaded_ = false;
   int rank_ = no_rank;
-  std::atomic<std::thread::id> owner_{};
-  int depth_ = 0;  // touched by the owner only
+  std::atomic<std::uintptr_t> owner_{0};  // 0: nobody
+  int depth_ = 0;                         // touched by the owner only
   std::atomic<const char*> operation_{""};
-  std::atomic<int> borrowers_{0};  // MPI progress loops claiming or holding the worker
 };
 
 }  // namespace mpidsm::detail
