@@ -225,6 +225,49 @@ TEST(ProgressThread, TargetsDrivingTheirOwnProgress) {
 
 constexpr int kMessageTag = 7;
 
+// Rank 0 sends each peer a message large enough for rendezvous, whose bytes
+// leave only as rank 0 progresses, then waits for something else
+// (`sender_waits`) while the peers wait for the message: that wait must
+// drive the message too. Each peer then runs `after_receiving`.
+template <class SenderWaits, class AfterReceiving>
+void isend_then_wait_elsewhere(Transport& t, SenderWaits sender_waits,
+                               AfterReceiving after_receiving) {
+  constexpr std::size_t bytes = 4 << 20;
+  std::vector<std::uint8_t> buffer(bytes);
+  if (t.rank() == 0) {
+    fill_pattern(buffer.data(), 0, 0, bytes);
+    std::vector<Request> sends;
+    for (int peer = 1; peer < t.size(); ++peer)
+      sends.push_back(t.isend(peer, kMessageTag, buffer.data(), bytes));
+    sender_waits();
+    for (Request& r : sends) r.wait();
+  } else {
+    EXPECT_EQ(t.recv(0, kMessageTag, buffer.data(), bytes).size, bytes);
+    EXPECT_EQ(first_mismatch(buffer.data(), 0, 0, bytes), bytes);
+    after_receiving();
+  }
+}
+
+void mpi_barrier() {
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A program that only sends messages starts no progress thread, yet a
+// sender blocked in MPI moves its rendezvous on, as MPI's own MPI_Isend
+// would: MPI's loop drives the messaging worker once the rank has used
+// messaging (with Open MPI and MPIDSM_PROGRESS_IN_MPI, the default).
+TEST(MessagesOnly, AnIsendMovesOnWhileItsSenderIsBlockedInMpi) {
+  Runtime rt(MPI_COMM_WORLD);
+  Transport& t = rt.transport();
+  ASSERT_TRUE(testing::tcp_only()) << "this test is meant for UCX_TLS=tcp,self";
+  isend_then_wait_elsewhere(t, mpi_barrier, mpi_barrier);
+  EXPECT_FALSE(rt.progress_thread_running());
+#ifdef OPEN_MPI
+  EXPECT_TRUE(rt.progress_in_mpi());
+#endif
+  t.barrier();
+}
+
 // Messages beside one-sided operations over tcp: a runtime whose region
 // peers cannot map (auto mode starts the progress thread, and MPI's progress
 // hook), its first word zero on every rank before the test body runs.
@@ -242,28 +285,6 @@ class MessagesOverTcp : public ::testing::Test {
   }
   std::atomic_ref<std::uint64_t> word() {
     return std::atomic_ref<std::uint64_t>(*static_cast<std::uint64_t*>(region.local_base()));
-  }
-
-  // Rank 0 sends each peer a message large enough for rendezvous, whose
-  // bytes leave only as rank 0 progresses, then waits for something else
-  // (`sender_waits`) while the peers wait for the message: that wait must
-  // drive the message too. Each peer then runs `after_receiving`.
-  template <class SenderWaits, class AfterReceiving>
-  void isend_then_wait_elsewhere(SenderWaits sender_waits, AfterReceiving after_receiving) {
-    constexpr std::size_t bytes = 4 << 20;
-    std::vector<std::uint8_t> buffer(bytes);
-    if (t.rank() == 0) {
-      fill_pattern(buffer.data(), 0, 0, bytes);
-      std::vector<Request> sends;
-      for (int peer = 1; peer < t.size(); ++peer)
-        sends.push_back(t.isend(peer, kMessageTag, buffer.data(), bytes));
-      sender_waits();
-      for (Request& r : sends) r.wait();
-    } else {
-      EXPECT_EQ(t.recv(0, kMessageTag, buffer.data(), bytes).size, bytes);
-      EXPECT_EQ(first_mismatch(buffer.data(), 0, 0, bytes), bytes);
-      after_receiving();
-    }
   }
 
   Runtime rt{MPI_COMM_WORLD};
@@ -294,6 +315,7 @@ TEST_F(MessagesOverTcp, TargetsWaitingInsideMpidsmForAMessage) {
 // that call no MPI) until the peer, having received its message, sets it.
 TEST_F(MessagesOverTcp, AnIsendMovesOnWhileItsSenderIsWaitingInsideMpidsm) {
   isend_then_wait_elsewhere(
+      t,
       [&] {
         for (int peer = 1; peer < t.size(); ++peer)
           while (t.atomic_fetch<std::uint64_t>(AtomicOp::add, peer, region, 0, 0) == 0) {
@@ -303,8 +325,7 @@ TEST_F(MessagesOverTcp, AnIsendMovesOnWhileItsSenderIsWaitingInsideMpidsm) {
 }
 
 TEST_F(MessagesOverTcp, AnIsendMovesOnWhileItsSenderIsBlockedInMpi) {
-  auto barrier = [] { MPI_Barrier(MPI_COMM_WORLD); };
-  isend_then_wait_elsewhere(barrier, barrier);
+  isend_then_wait_elsewhere(t, mpi_barrier, mpi_barrier);
 }
 
 // A ping-pong of tagged messages between ranks on different nodes (tcp)

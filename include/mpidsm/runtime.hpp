@@ -57,7 +57,9 @@ class Runtime {
   /// Whether the progress thread has started (docs/progress.md).
   bool progress_thread_running() const;
   /// Whether blocking MPI calls of this rank drive mpidsm's progress too
-  /// (MPIDSM_PROGRESS_IN_MPI, with Open MPI, once the progress thread runs).
+  /// (MPIDSM_PROGRESS_IN_MPI, with Open MPI, once the progress thread runs,
+  /// peers need this rank's progress, or it has sent or received a tagged
+  /// message).
   bool progress_in_mpi() const;
   /// Expires when the runtime is finalized. Objects built on the runtime (Pgas,
   /// Dsm) keep it, refuse to be used once it expired, and then leave out the

@@ -405,6 +405,10 @@ class Transport {
   /// Set by the runtime: called (once) when a region is registered that some
   /// peer cannot map, i.e. when remote operations may need this rank's progress.
   void on_target_progress_needed(std::function<void()> hook);
+  /// Set by the runtime: called (once, on the calling thread) the first time
+  /// this rank sends, receives or probes a tagged message, as messages in
+  /// flight then need its progress while it is blocked in MPI.
+  void on_messages_need_progress(std::function<void()> hook);
   /// While alive, the calling thread drives UCX for this rank: the progress
   /// thread neither enters the worker nor wakes for its events, even between
   /// the thread's calls. For a phase that alternates short local work with

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -77,8 +78,11 @@ struct Runtime::State {
   std::uint16_t id = 0;
   Config config;
   std::unique_ptr<Transport> transport;
-  std::unique_ptr<detail::ProgressThread> progress;
-  std::unique_ptr<detail::MpiProgressHook> mpi_progress;
+  // Started from a collective call (a region peers cannot map) or from the
+  // first tagged message, on whichever thread makes it: hence the lock.
+  mutable std::mutex progress_mutex;
+  std::unique_ptr<detail::ProgressThread> progress;       // guarded by progress_mutex
+  std::unique_ptr<detail::MpiProgressHook> mpi_progress;  // guarded by progress_mutex
   std::shared_ptr<const void> alive = std::make_shared<int>(0);
 
   ~State() {
@@ -92,15 +96,21 @@ struct Runtime::State {
   }
 
   void start_progress_thread() {
+    std::lock_guard<std::mutex> guard(progress_mutex);
     if (progress) return;
     progress = std::make_unique<detail::ProgressThread>(
         *transport, std::chrono::microseconds(config.progress_spin_us));
-    start_progress_in_mpi();
+    start_progress_in_mpi_locked();
   }
   // Without a thread (MPIDSM_PROGRESS_THREAD=off) too: a rank blocked in
   // MPI would otherwise leave its peers' operations on it waiting until it
-  // calls mpidsm again.
+  // calls mpidsm again. And for messages: a sender blocked in MPI_Barrier
+  // with its isend's rendezvous in flight must move it on, as MPI would.
   void start_progress_in_mpi() {
+    std::lock_guard<std::mutex> guard(progress_mutex);
+    start_progress_in_mpi_locked();
+  }
+  void start_progress_in_mpi_locked() {
     if (!mpi_progress && config.progress_in_mpi)
       mpi_progress = std::make_unique<detail::MpiProgressHook>(*transport);
   }
@@ -147,6 +157,7 @@ Runtime::Runtime(MPI_Comm comm) {
     state->transport->on_target_progress_needed([raw] { raw->start_progress_thread(); });
   if (mode == ProgressMode::off)
     state->transport->on_target_progress_needed([raw] { raw->start_progress_in_mpi(); });
+  state->transport->on_messages_need_progress([raw] { raw->start_progress_in_mpi(); });
 
   if (state->rank == 0)
     for (const auto& name : Config::unknown_variables(environ))
@@ -194,9 +205,11 @@ Transport& Runtime::transport() {
   return *state().transport;
 }
 bool Runtime::progress_thread_running() const {
+  std::lock_guard<std::mutex> guard(state().progress_mutex);
   return state().progress != nullptr;
 }
 bool Runtime::progress_in_mpi() const {
+  std::lock_guard<std::mutex> guard(state().progress_mutex);
   return state().mpi_progress != nullptr && state().mpi_progress->active();
 }
 std::weak_ptr<const void> Runtime::lifetime() const {

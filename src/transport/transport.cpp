@@ -306,7 +306,9 @@ bool Transport::progress_from_mpi() {
     // No progress thread (MPIDSM_PROGRESS_THREAD=off): MPI's loop is the
     // only one that serves peers while the rank is blocked in MPI.
     if (!guard.try_borrow()) return false;
-    served = ucp_worker_progress(s.worker) != 0;
+    // Registered for messages alone, MPI's loop has no peer to serve here.
+    served = s.target_progress_needed.load(std::memory_order_relaxed) &&
+             ucp_worker_progress(s.worker) != 0;
     messages = s.messaging_due() && ucp_worker_progress(s.messaging_worker) != 0;
     guard.give_back();
   } else {
@@ -348,6 +350,10 @@ void Transport::sleep_until_events() {
 
 void Transport::interrupt_sleep() noexcept {
   impl_->handoff.interrupt();
+}
+
+void Transport::on_messages_need_progress(std::function<void()> hook) {
+  impl_->messages_progress_hook = std::move(hook);
 }
 
 void Transport::on_target_progress_needed(std::function<void()> hook) {

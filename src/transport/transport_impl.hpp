@@ -183,7 +183,17 @@ struct Transport::Impl {
   void open_mailboxes(std::size_t eager_limit);
 
   std::function<void()> target_progress_hook;
-  bool target_progress_needed = false;
+  // Read by MPI's progress loop, on whichever thread is blocked in MPI.
+  std::atomic<bool> target_progress_needed{false};
+
+  // Runs messages_progress_hook the first time this rank uses messaging:
+  // one relaxed load per call after that.
+  std::function<void()> messages_progress_hook;
+  std::atomic<bool> messages_used{false};
+  void note_messages_used() {
+    if (messages_used.load(std::memory_order_relaxed) || messages_used.exchange(true)) return;
+    if (messages_progress_hook) messages_progress_hook();
+  }
 
   // Waits yield the CPU after idle polls (Transport::yield_when_idle).
   bool yield_when_idle = false;
