@@ -1,6 +1,7 @@
-// The transport layer: mpidsm's only door to UCX. One UCP context and one
-// worker per runtime, an endpoint to every rank of the communicator (self
-// included), collective memory registration with rkeys exchanged over MPI,
+// The transport layer: mpidsm's only door to UCX. One UCP context and two
+// workers per runtime (one-sided operations, and tagged messages, which the
+// progress thread never sleeps on), each with an endpoint to every rank of
+// the communicator (self included), collective memory registration with rkeys exchanged over MPI,
 // one-sided RMA, atomics, tagged messages and progress. This header includes
 // no UCX header: UCX handles stay opaque so the layers above (and users) never
 // depend on UCX's ABI.
@@ -68,7 +69,7 @@ struct MessageInfo {
 /// How a Transport is set up (the Runtime fills it from Config).
 struct TransportOptions {
   /// Another thread (the progress thread) may call progress() and arm(): the
-  /// worker is then created UCS_THREAD_MODE_MULTI, otherwise single-threaded.
+  /// workers are then created UCS_THREAD_MODE_MULTI, otherwise single-threaded.
   bool shareable = false;
   /// Rendezvous threshold for tagged messages; 0 keeps UCX's own choice.
   std::size_t rndv_threshold = 0;
