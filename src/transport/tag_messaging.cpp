@@ -48,8 +48,7 @@ std::pair<std::uint64_t, std::uint64_t> Transport::Impl::receive_match(int sourc
 }
 
 Request Transport::isend(int peer, int tag, const void* buffer, std::size_t size) {
-  auto in_use = impl_->use_worker("send", Impl::Waiting::for_message);
-  impl_->note_messages_used();
+  auto in_use = impl_->use_messaging("send");
   impl_->check_peer(peer, "send");
   check_tag(rank_, tag, false, "send");
   check_buffer(rank_, buffer, size, "send");
@@ -72,8 +71,7 @@ void Transport::send(int peer, int tag, const void* buffer, std::size_t size) {
 }
 
 Request Transport::irecv(int source, int tag, void* buffer, std::size_t capacity) {
-  auto in_use = impl_->use_worker("recv", Impl::Waiting::for_message);
-  impl_->note_messages_used();
+  auto in_use = impl_->use_messaging("recv");
   auto [ucp_tag, mask] = impl_->receive_match(source, tag, buffer, capacity);
   const bool pinned = detail::pin(buffer, capacity, true);
   if (impl_->mailboxes.matching()) {
@@ -131,8 +129,7 @@ MessageInfo Transport::Impl::receive_from_mailboxes(int source, int tag, void* b
 }
 
 MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capacity) {
-  auto in_use = impl_->use_worker("recv", Impl::Waiting::for_message);
-  impl_->note_messages_used();
+  auto in_use = impl_->use_messaging("recv");
   auto [ucp_tag, mask] = impl_->receive_match(source, tag, buffer, capacity);
   detail::ScopedPin pin(buffer, capacity, true);
   if (impl_->mailboxes.matching())
@@ -162,8 +159,7 @@ MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capac
 }
 
 std::optional<MessageInfo> Transport::probe(int source, int tag) {
-  auto in_use = impl_->use_worker("probe", Impl::Waiting::for_message);
-  impl_->note_messages_used();
+  auto in_use = impl_->use_messaging("probe");
   if (source != any_source) impl_->check_peer(source, "probe");
   check_tag(rank_, tag, true, "probe");
   impl_->progress_once(Impl::Waiting::for_message);

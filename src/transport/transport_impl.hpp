@@ -177,6 +177,14 @@ struct Transport::Impl {
     return {*this, operation, what == Waiting::on_worker};
   }
   WorkerUse use_worker_in_collective(const char* operation) { return {*this, operation, false}; }
+  // For send, recv and probe: notes the first use of messaging before
+  // taking the worker, so that registering MPI's callback then does not
+  // hold the worker (with MPIDSM_PROGRESS_THREAD=off, another thread would
+  // find it taken meanwhile).
+  WorkerUse use_messaging(const char* operation) {
+    note_messages_used();
+    return use_worker(operation, Waiting::for_message);
+  }
 
   // Tagged messages to ranks of this node (mailbox_setup.cpp).
   detail::Mailboxes mailboxes;
