@@ -1,10 +1,10 @@
 // The transport layer: mpidsm's only door to UCX. One UCP context and two
 // workers per runtime (one-sided operations, and tagged messages, which the
 // progress thread never sleeps on), each with an endpoint to every rank of
-// the communicator (self included), collective memory registration with rkeys exchanged over MPI,
-// one-sided RMA, atomics, tagged messages and progress. This header includes
-// no UCX header: UCX handles stay opaque so the layers above (and users) never
-// depend on UCX's ABI.
+// the communicator (self included), collective memory registration with
+// rkeys exchanged over MPI, one-sided RMA, atomics, tagged messages and
+// progress. This header includes no UCX header: UCX handles stay opaque so
+// the layers above (and users) never depend on UCX's ABI.
 //
 // Completion rules of the RMA calls:
 //   put_nbi/get_nbi  return at once; the source of a put may be reused and the

@@ -67,9 +67,9 @@ class WorkerGuard {
       return;
     }
     // A borrower leaves after one poll of the worker; anyone else is a
-    // second thread inside. The holder is read in the same step that found
-    // the worker taken: a count of borrowers read afterwards may already
-    // have dropped to zero for a borrower that just left.
+    // second thread inside. Whether the holder borrows is read by the same
+    // compare-exchange that found the worker taken, so a borrower that
+    // leaves meanwhile is never mistaken for a second thread.
     for (std::uintptr_t holder; (holder = claim(operation, 0)) != 0; std::this_thread::yield())
       if ((holder & kBorrowed) == 0)
         throw Error(Errc::invalid_state, rank_,
