@@ -70,8 +70,15 @@ void PeerLiveness::exchange(MPI_Comm comm, int rank) {
   check_mpi(rank, "MPI_Allgather",
             MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm));
   pids_.assign(static_cast<std::size_t>(ranks), 0);
+  gone_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(ranks));
   for (std::size_t r = 0; r < pids_.size(); ++r)
     if (static_cast<int>(r) != rank && all[2 * r] == mine[0]) pids_[r] = all[2 * r + 1];
+}
+
+void PeerLiveness::report_gone(int peer) noexcept {
+  gone_[static_cast<std::size_t>(peer)].store(true, std::memory_order_relaxed);
+  int none = -1;
+  dead_.compare_exchange_strong(none, peer);
 }
 
 int PeerLiveness::dead_peer() {
@@ -85,11 +92,19 @@ int PeerLiveness::dead_peer() {
 
 int PeerLiveness::look() {
   for (std::size_t r = 0; r < pids_.size(); ++r)
-    if (pids_[r] != 0 && gone(pids_[r])) {
-      dead_.store(static_cast<int>(r));
-      return static_cast<int>(r);
-    }
-  return -1;
+    if (pids_[r] != 0 && gone(pids_[r])) report_gone(static_cast<int>(r));
+  return dead_.load(std::memory_order_relaxed);
+}
+
+std::string PeerLiveness::describe_gone() const {
+  std::vector<std::size_t> ranks;
+  for (std::size_t r = 0; r < pids_.size(); ++r)
+    if (gone_[r].load(std::memory_order_relaxed)) ranks.push_back(r);
+  if (ranks.size() == 1) return "rank " + std::to_string(ranks[0]) + " is gone (its process died)";
+  std::string list;
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
+  return "ranks " + list + " are gone (their processes died)";
 }
 
 }  // namespace mpidsm::detail

@@ -1,14 +1,19 @@
-// Whether the processes of a communicator's ranks still exist, for the peers
-// this rank can see (the same kernel and PID namespace, i.e. the same node).
-// Waits that depend on a peer check it now and then, so a rank that died
-// (kill -9, a crash, the OOM killer) ends them with an error naming it, not
-// a hang, even when mpirun lets the job go on (--enable-recovery).
+// Whether the processes of a communicator's ranks still exist. Two sources
+// tell: this rank watches the peers it can see itself (the same kernel and
+// PID namespace, i.e. the same node) through /proc; every other peer's
+// endpoints use UCX's peer error handling, whose callback reports the peer
+// gone (report_gone) when its connection breaks. Waits that depend on a
+// peer check dead_peer() now and then, so a rank that died (kill -9, a
+// crash, the OOM killer) ends them with an error naming it, not a hang,
+// even when mpirun lets the job go on (--enable-recovery).
 #pragma once
 
 #include <mpi.h>
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace mpidsm::detail {
@@ -17,16 +22,33 @@ class PeerLiveness {
  public:
   // Collective: learns which peers' processes this rank can see.
   void exchange(MPI_Comm comm, int rank);
-  // The first rank whose process is gone, or -1. Looks (a system call per
-  // visible peer) at most every 100 ms; cheap otherwise. Thread-safe.
+  // Whether this rank watches `peer`'s process itself (false for itself).
+  bool watched(int peer) const { return pids_[static_cast<std::size_t>(peer)] != 0; }
+  // `peer` is gone, as another source found (UCX's error callback): no
+  // allocation, no lock, callable from any thread.
+  void report_gone(int peer) noexcept;
+  // The first rank found gone, or -1. Looks (a system call per watched
+  // peer) at most every 100 ms; cheap otherwise. Thread-safe.
   int dead_peer();
+  // Every rank known gone, for an error message: "rank 2 is gone (its
+  // process died)", "ranks 0 and 2 are gone (their processes died)".
+  // Survivors that leave once they see the first death die too, and a
+  // rank that looks late sees them all; naming every one keeps the first.
+  std::string describe_gone() const;
 
  private:
   int look();
 
   std::vector<std::int64_t> pids_;  // per rank: its pid when visible here, else 0
+  std::unique_ptr<std::atomic<bool>[]> gone_;  // per rank
   std::atomic<std::uint64_t> next_look_ns_{0};
-  std::atomic<int> dead_{-1};
+  std::atomic<int> dead_{-1};  // the first rank found gone
+};
+
+// The argument of UCX's error callback on the endpoints to `rank`.
+struct PeerWatch {
+  PeerLiveness* liveness;
+  int rank;
 };
 
 }  // namespace mpidsm::detail

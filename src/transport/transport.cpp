@@ -128,15 +128,35 @@ std::vector<std::byte> worker_address(int rank, ucp_worker_h worker) {
   return copy;
 }
 
+// UCX's error callback on an endpoint to a peer this rank cannot watch
+// itself: the peer's connection broke (its process died, its node went).
+void on_endpoint_error(void* peer, ucp_ep_h, ucs_status_t) {
+  auto* watch = static_cast<detail::PeerWatch*>(peer);
+  watch->liveness->report_gone(watch->rank);
+}
+
 // Connects `worker` to the same worker of every rank, self included
-// (collective: the addresses travel through MPI).
-std::vector<ucp_ep_h> connect(MPI_Comm comm, int rank, ucp_worker_h worker) {
+// (collective: the addresses travel through MPI). Endpoints to peers that
+// `liveness` does not watch (other nodes, other PID namespaces) use UCX's
+// peer error handling, which limits them to transports that detect a
+// peer's failure (over tcp, a reset or closed connection, and keepalive
+// for a silent one); same-node peers keep every transport, shared memory
+// included, and are watched through /proc.
+std::vector<ucp_ep_h> connect(MPI_Comm comm, int rank, ucp_worker_h worker,
+                              std::span<detail::PeerWatch> watches,
+                              const detail::PeerLiveness& liveness) {
   auto addresses = detail::allgather_blobs(comm, worker_address(rank, worker));
   std::vector<ucp_ep_h> endpoints(addresses.size(), nullptr);
   for (std::size_t peer = 0; peer < addresses.size(); ++peer) {
     ucp_ep_params_t params{};
     params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
     params.address = reinterpret_cast<const ucp_address_t*>(addresses[peer].data());
+    if (static_cast<int>(peer) != rank && !liveness.watched(static_cast<int>(peer))) {
+      params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+      params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+      params.err_handler.cb = on_endpoint_error;
+      params.err_handler.arg = &watches[peer];
+    }
     detail::check_ucx(rank, "ucp_ep_create", static_cast<int>(peer),
                       ucp_ep_create(worker, &params, &endpoints[peer]));
   }
@@ -191,9 +211,12 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
   }
 
   s.rma_since_flush = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(size_));
-  s.endpoints = connect(comm, rank_, s.worker);
-  s.messaging_endpoints = connect(comm, rank_, s.messaging_worker);
   s.liveness.exchange(comm, rank_);
+  s.endpoint_watches.resize(static_cast<std::size_t>(size_));
+  for (int peer = 0; peer < size_; ++peer)
+    s.endpoint_watches[static_cast<std::size_t>(peer)] = {&s.liveness, peer};
+  s.endpoints = connect(comm, rank_, s.worker, s.endpoint_watches, s.liveness);
+  s.messaging_endpoints = connect(comm, rank_, s.messaging_worker, s.endpoint_watches, s.liveness);
   s.open_mailboxes(options.shm_eager_limit);
 }
 
@@ -395,10 +418,10 @@ void Transport::Impl::wait_mpi(MPI_Request& request, const char* waiting_for) {
       waiting_for);
 }
 
-void Transport::Impl::throw_peer_gone(int peer, const char* waiting_for) const {
+void Transport::Impl::throw_peer_gone(const char* waiting_for) const {
   throw Error(Errc::transport, rank,
-              std::string(waiting_for) + ": rank " + std::to_string(peer) +
-                  " is gone (its process died); the runtime cannot go on with it");
+              std::string(waiting_for) + ": " + liveness.describe_gone() +
+                  "; the runtime cannot go on without it");
 }
 
 void Transport::wait_mpi(MPI_Request& request, const char* waiting_for) {

@@ -262,11 +262,12 @@ struct Transport::Impl {
     return events;
   }
   void check_peers(const char* waiting_for) {
-    if (const int dead = liveness.dead_peer(); dead >= 0) [[unlikely]]
-      throw_peer_gone(dead, waiting_for);
+    if (liveness.dead_peer() >= 0) [[unlikely]]
+      throw_peer_gone(waiting_for);
   }
-  [[noreturn]] void throw_peer_gone(int peer, const char* waiting_for) const;
+  [[noreturn]] void throw_peer_gone(const char* waiting_for) const;
   detail::PeerLiveness liveness;
+  std::vector<detail::PeerWatch> endpoint_watches;  // indexed by rank
 
   // Waits for a UCX request returned by a *_nbx call (nullptr: completed at
   // once), frees it, and throws with `operation` and `peer` if it failed.
