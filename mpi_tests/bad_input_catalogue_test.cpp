@@ -104,6 +104,35 @@ std::vector<Case> catalogue() {
        },
        Errc::unregistered,
        {"wait_until", "symmetric heap"}},
+      {"WaitOnAWordOfAFreedAllocation",
+       [](World& w) {
+         auto freed = w.pgas.allocate<U>(4);
+         U* word = freed.local();
+         w.pgas.free(freed);
+         w.pgas.wait_until(word, Compare::eq, U{0});
+       },
+       Errc::unregistered,
+       {"wait_until", "in no live allocation"}},
+      {"TestOnAWordOfAFreedAllocation",
+       [](World& w) {
+         auto freed = w.pgas.allocate<U>(4);
+         U* word = freed.local();
+         w.pgas.free(freed);
+         w.pgas.test(word, Compare::eq, U{0});
+       },
+       Errc::unregistered,
+       {"test", "in no live allocation"}},
+      {"WaitWithAnUnknownComparison",
+       [](World& w) { w.pgas.wait_until(w.array.local(), static_cast<Compare>(99), U{0}); },
+       Errc::invalid_argument,
+       {"wait_until", "comparison 99"}},
+      {"SignalWithAnUnknownOperation",
+       [](World& w) {
+         w.pgas.put_signal(w.array.at(w.next), kValues, 1, w.array.at(w.next, 15), U{1},
+                           static_cast<SignalOp>(7));
+       },
+       Errc::invalid_argument,
+       {"put_signal", "signal operation 7"}},
       {"SignalOnAnotherRankThanTheData",
        [](World& w) {
          w.pgas.put_signal(w.array.at(w.next), kValues, 1, w.array.at(w.me, 15), U{1},

@@ -292,7 +292,7 @@ TEST_F(PgasTest, ErrorsNameWhatWasWrongAndLeaveThePgasUsable) {
   // Wait on a non-symmetric address.
   std::uint64_t on_stack = 0;
   EXPECT_MPIDSM_ERROR(p.wait_until(&on_stack, Compare::eq, std::uint64_t(0)), Errc::unregistered,
-                      "is not in this rank's symmetric heap");
+                      "is in no live allocation of this rank's symmetric heap");
   // Mismatched collective allocation: reported on every rank, nobody hangs.
   if (n > 1) {
     EXPECT_MPIDSM_ERROR(p.allocate<char>(100 + me), Errc::collective_mismatch,

@@ -180,6 +180,11 @@ TEST(RuntimeLifecycle, PgasAndDsmAfterFinalizeAreTypedErrorsAndDestroySafely) {
                       "Pgas::put: the Pgas's Runtime was finalized");
   EXPECT_MPIDSM_ERROR(pgas->barrier(), Errc::not_initialized, "Runtime was finalized");
   EXPECT_MPIDSM_ERROR(pgas->allocate<long>(4), Errc::not_initialized, "Runtime was finalized");
+  // The heap is unmapped by now: a wait must not read its word.
+  EXPECT_MPIDSM_ERROR(pgas->wait_until(array.local(), Compare::eq, 1L), Errc::not_initialized,
+                      "wait_until: the Pgas's Runtime was finalized");
+  EXPECT_MPIDSM_ERROR(pgas->test(array.local(), Compare::eq, 1L), Errc::not_initialized,
+                      "test: the Pgas's Runtime was finalized");
   EXPECT_MPIDSM_ERROR(dsm->barrier(), Errc::not_initialized,
                       "Dsm::barrier: the Dsm's Runtime was finalized");
   EXPECT_MPIDSM_ERROR(dsm->lock(1), Errc::not_initialized, "Runtime was finalized");

@@ -324,7 +324,7 @@ class Pgas {
   /// Waits until *word (a symmetric word of this rank) compares true with value.
   template <AtomicWord T>
   T wait_until(const T* word, Compare cmp, T value) {
-    check_symmetric(word, sizeof(T), "wait_until");
+    check_wait(word, sizeof(T), cmp, "wait_until");
     T seen;
     wait_local([&] { return compare(seen = load_acquire(word), cmp, value); });
     return seen;
@@ -332,7 +332,7 @@ class Pgas {
   /// Non-blocking wait_until: whether the local word compares true now.
   template <AtomicWord T>
   bool test(const T* word, Compare cmp, T value) {
-    check_symmetric(word, sizeof(T), "test");
+    check_wait(word, sizeof(T), cmp, "test");
     progress();
     return compare(load_acquire(word), cmp, value);
   }
@@ -416,7 +416,9 @@ class Pgas {
                         const detail::GlobalAddress& signal, std::uint64_t value, SignalOp op);
   void check_local(const void* buffer, std::size_t bytes, const char* operation,
                    const char* role) const;
-  void check_symmetric(const void* word, std::size_t width, const char* operation) const;
+  // For wait_until and test: a live Pgas, `word` inside a live allocation
+  // of this rank's heap and aligned, `cmp` one of Compare's values.
+  void check_wait(const void* word, std::size_t width, Compare cmp, const char* operation) const;
   bool progress();
   /// Between idle polls of a wait: ends it when a peer's process is gone, and
   /// gives up the CPU when ranks outnumber cores (see Transport::yield_when_idle).

@@ -121,7 +121,7 @@ void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {
   const long long mine[] = {static_cast<long long>(bytes), static_cast<long long>(placement.kind),
                             static_cast<long long>(placement.pages_per_block), placement.rank,
                             static_cast<long long>(blocks_digest)};
-  const detail::ValueRange agreed = detail::value_range(comm, rank_, mine);
+  const detail::ValueRange agreed = detail::value_range(comm, rank_, mine, "Dsm::allocate");
   if (!agreed.uniform())
     throw Error(Errc::collective_mismatch, rank_,
                 "Dsm::allocate: ranks passed different sizes or placements (sizes " +

@@ -113,11 +113,11 @@ DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size, bool
                  : attempt == 0 ? reserve(nullptr, size, false)
                                 : reserve_far(size, rejected[0]);
     std::uint64_t proposal = reinterpret_cast<std::uint64_t>(mine);
-    check_mpi(rank, "MPI_Bcast", MPI_Bcast(&proposal, 1, MPI_UINT64_T, 0, comm));
+    broadcast(comm, rank, &proposal, 1, MPI_UINT64_T, 0, "DSM region set-up");
     if (proposal == 0) break;  // rank 0 cannot reserve the size at all
     if (rank != 0) mine = reserve(reinterpret_cast<void*>(proposal), size, true);
     int ok = mine != nullptr, all = 0;
-    check_mpi(rank, "MPI_Allreduce", MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm));
+    allreduce(comm, rank, &ok, &all, 1, MPI_INT, MPI_MIN, "DSM region set-up");
     if (all) {
       agreed = mine;
     } else if (rank == 0) {
@@ -186,8 +186,7 @@ void DsmRegion::map_peers(MPI_Comm comm, int rank) {
   transport_.deregister(probe);
   const Published mine{getpid(), fd_};
   std::vector<Published> all(peers_.size());
-  check_mpi(rank, "MPI_Allgather",
-            MPI_Allgather(&mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm));
+  allgather(comm, rank, &mine, all.data(), 2, MPI_INT64_T, "DSM region set-up");
   for (std::size_t peer = 0; peer < peers_.size(); ++peer) {
     if (static_cast<int>(peer) == rank || !same_node[peer]) continue;
     const std::string path =
@@ -200,7 +199,7 @@ void DsmRegion::map_peers(MPI_Comm comm, int rank) {
   }
   // Nobody closes its memfd before every peer opened it (the destructor is
   // collective too).
-  check_mpi(rank, "MPI_Barrier", MPI_Barrier(comm));
+  barrier(comm, rank, "DSM region set-up");
 }
 
 bool DsmRegion::every_peer_mapped() const {

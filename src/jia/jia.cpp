@@ -235,7 +235,10 @@ void jia_barrier(void) {
 
 void jia_wait(void) {
   run("jia_wait", [](Jia& j) {
-    if (MPI_Barrier(j.runtime->comm()) != MPI_SUCCESS) die("jia_wait: MPI_Barrier failed");
+    MPI_Request request;
+    if (MPI_Ibarrier(j.runtime->comm(), &request) != MPI_SUCCESS)
+      die("jia_wait: MPI_Ibarrier failed");
+    j.runtime->transport().wait_mpi(request, "jia_wait");
   });
 }
 
@@ -298,13 +301,16 @@ int jia_recv(char* buffer, int length, int fromhost, int tag) {
 // The collectives run on the runtime's private communicator, never through
 // tagged messages: an application's jia_recv with MSG_TAG_ALL would
 // otherwise take their messages (as it could under JIAJIA, whose
-// collectives used reserved tags).
+// collectives used reserved tags). They are non-blocking collectives waited
+// for by the transport, which ends the wait when a host dies.
 void jia_bcast(char* buffer, int length, int root) {
   check_host("jia_bcast", "root", root);
   non_negative("jia_bcast", "length", length);
   run("jia_bcast", [&](Jia& j) {
-    if (MPI_Bcast(buffer, length, MPI_BYTE, root, j.runtime->comm()) != MPI_SUCCESS)
-      die("jia_bcast: MPI_Bcast failed");
+    MPI_Request request;
+    if (MPI_Ibcast(buffer, length, MPI_BYTE, root, j.runtime->comm(), &request) != MPI_SUCCESS)
+      die("jia_bcast: MPI_Ibcast failed");
+    j.runtime->transport().wait_mpi(request, "jia_bcast");
   });
 }
 
@@ -316,9 +322,11 @@ void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root) {
     die("jia_reduce: op " + std::to_string(op) + " is unknown");
   non_negative("jia_reduce", "count", count);
   run("jia_reduce", [&](Jia& j) {
-    if (MPI_Reduce(sendbuf, recvbuf, count, type, operation, root, j.runtime->comm()) !=
-        MPI_SUCCESS)
-      die("jia_reduce: MPI_Reduce failed");
+    MPI_Request request;
+    if (MPI_Ireduce(sendbuf, recvbuf, count, type, operation, root, j.runtime->comm(),
+                    &request) != MPI_SUCCESS)
+      die("jia_reduce: MPI_Ireduce failed");
+    j.runtime->transport().wait_mpi(request, "jia_reduce");
   });
 }
 

@@ -59,7 +59,6 @@ struct Pgas::State {
   std::byte* local_base = nullptr;
   std::vector<std::byte*> direct_base;  // per rank: where its heap is mapped, or null
   bool direct_atomics = false;          // every rank mapped: CPU atomics are coherent for all
-  bool heap_mapped_everywhere = false;  // no peer needs our progress for one-sided operations
   detail::HeapAllocator allocator;
   std::deque<detail::Allocation> allocations;
   std::uint64_t next_generation = 1;
@@ -147,8 +146,7 @@ Pgas::Pgas(Runtime& runtime) {
   s.direct_base.resize(size_);
   for (int r = 0; r < size_; ++r)
     s.direct_base[r] = config.direct_access ? static_cast<std::byte*>(s.heap.mapped(r)) : nullptr;
-  s.heap_mapped_everywhere = s.heap.all_mapped();
-  s.direct_atomics = s.heap_mapped_everywhere && config.direct_access;
+  s.direct_atomics = s.heap.all_mapped() && config.direct_access;
   s.put_calls.emplace(s.transport, s.local_base, config.heap_size, s.direct_base,
                       config.put_by_call);
 }
@@ -185,7 +183,7 @@ const detail::Allocation* Pgas::allocate_bytes(std::size_t bytes, std::uint64_t&
   MPI_Comm comm = s.runtime.comm();
   // Every rank must ask for the same size, or the heap stops being symmetric.
   const long long mine[] = {static_cast<long long>(bytes)};
-  const detail::ValueRange sizes = detail::value_range(comm, rank_, mine);
+  const detail::ValueRange sizes = detail::value_range(comm, rank_, mine, "Pgas::allocate");
   if (!sizes.uniform())
     throw Error(Errc::collective_mismatch, rank_,
                 "allocate: ranks asked for different sizes (smallest " +
@@ -234,7 +232,7 @@ void Pgas::free_bytes(const detail::Allocation* allocation, std::uint64_t genera
     failure.emplace(Errc::unregistered, rank_, "free: the array was allocated by another Pgas");
   detail::throw_if_any_failed(comm, rank_, failure, "free");
   const long long mine[] = {static_cast<long long>(allocation->offset)};
-  const detail::ValueRange offsets = detail::value_range(comm, rank_, mine);
+  const detail::ValueRange offsets = detail::value_range(comm, rank_, mine, "Pgas::free");
   if (!offsets.uniform())
     throw Error(Errc::collective_mismatch, rank_,
                 "free: ranks freed different allocations (heap offsets " +
@@ -372,13 +370,10 @@ void Pgas::barrier() {
   quiet();
   State& s = live("barrier");
   detail::require_mpi_callable(rank_, "Pgas::barrier");
-  // A blocking MPI_Barrier is fine when no peer needs this rank's progress for
-  // its one-sided operations; otherwise wait while driving UCX (faster than
-  // waking the progress thread for every remote operation).
-  if (s.heap_mapped_everywhere)
-    detail::check_mpi(rank_, "MPI_Barrier", MPI_Barrier(s.runtime.comm()));
-  else
-    s.transport.barrier();
+  // Waits while driving UCX (faster than waking the progress thread for
+  // every remote operation) and checking that every peer lives: a blocking
+  // MPI_Barrier would wait for ever for a dead one.
+  s.transport.barrier();
 }
 
 std::uint64_t Pgas::atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, std::size_t width,
@@ -415,6 +410,10 @@ std::uint64_t Pgas::atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, st
 void Pgas::put_signal_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
                             const detail::GlobalAddress& signal, std::uint64_t value, SignalOp op) {
   State& s = live("put_signal");
+  if (op != SignalOp::set && op != SignalOp::add)
+    throw Error(Errc::invalid_argument, rank_,
+                "put_signal: signal operation " + std::to_string(static_cast<int>(op)) +
+                    " is neither SignalOp::set nor SignalOp::add");
   const std::size_t signal_offset = s.resolve(signal, sizeof(std::uint64_t), "put_signal");
   if (signal.rank != dst.rank)
     throw Error(Errc::invalid_argument, rank_,
@@ -445,14 +444,18 @@ void Pgas::check_local(const void* buffer, std::size_t bytes, const char* operat
                     std::to_string(bytes));
 }
 
-void Pgas::check_symmetric(const void* word, std::size_t width, const char* operation) const {
-  const auto* at = static_cast<const std::byte*>(word);
-  const std::byte* base = state_->local_base;
-  if (at < base || at + width > base + state_->allocator.capacity()) {
+void Pgas::check_wait(const void* word, std::size_t width, Compare cmp,
+                      const char* operation) const {
+  if (static_cast<unsigned>(cmp) > static_cast<unsigned>(Compare::le))
+    throw Error(Errc::invalid_argument, rank_,
+                std::string(operation) + ": comparison " +
+                    std::to_string(static_cast<int>(cmp)) + " is not one of Compare's values");
+  // A word past an allocation's end, or in a freed one, would never change.
+  const detail::GlobalAddress at = symmetric_address(word, rank_, operation);
+  if (at.byte + width > at.allocation->bytes)
     throw Error(Errc::unregistered, rank_,
-                std::string(operation) + ": address " + detail::describe_address(word) +
-                    " is not in this rank's symmetric heap");
-  }
+                std::string(operation) + ": the " + std::to_string(width) + "-byte word at " +
+                    detail::describe_address(word) + " runs past the end of its allocation");
   if (reinterpret_cast<std::uintptr_t>(word) % width != 0)
     throw Error(
         Errc::invalid_argument, rank_,

@@ -77,8 +77,8 @@ bool Transport::all_reach_through_messages(bool wants, const std::function<bool(
   for (int peer = 0; mine && peer < size_; ++peer)
     if (!mapped(peer) && !rma_through_messages(peer)) mine = 0;
   int all = 0;
-  detail::check_mpi(rank_, "MPI_Allreduce",
-                    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, impl_->comm));
+  detail::allreduce(impl_->comm, rank_, &mine, &all, 1, MPI_INT, MPI_LAND,
+                    "choosing how peers are reached");
   return all != 0;
 }
 

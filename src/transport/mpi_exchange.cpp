@@ -36,6 +36,83 @@ void check_mpi(int rank, const char* call, int rc) {
   throw Error(Errc::mpi, rank, std::string(call) + " failed: " + std::string(text, length));
 }
 
+namespace {
+
+// The attribute key of CollectiveWait, created on first use. (MPI keeps
+// keyvals until MPI_Finalize; one per process is all mpidsm needs.)
+int collective_wait_key() {
+  static const int key = [] {
+    int created = MPI_KEYVAL_INVALID;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &created, nullptr);
+    return created;
+  }();
+  return key;
+}
+
+// "Dsm::allocate (MPI_Iallreduce)": which MPI call of which of mpidsm's.
+std::string call_of(const char* operation, const char* call) {
+  return std::string(operation) + " (" + call + ")";
+}
+
+}  // namespace
+
+void attach_collective_wait(MPI_Comm comm, const CollectiveWait* wait) {
+  if (wait)
+    MPI_Comm_set_attr(comm, collective_wait_key(), const_cast<CollectiveWait*>(wait));
+  else
+    MPI_Comm_delete_attr(comm, collective_wait_key());
+}
+
+void wait_collective(MPI_Comm comm, int rank, MPI_Request& request, const char* operation) {
+  void* attached = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(comm, collective_wait_key(), &attached, &found);
+  if (found) {
+    const auto* wait = static_cast<const CollectiveWait*>(attached);
+    wait->wait(wait->context, request, operation);
+  } else {
+    check_mpi(rank, operation, MPI_Wait(&request, MPI_STATUS_IGNORE));
+  }
+}
+
+void barrier(MPI_Comm comm, int rank, const char* operation) {
+  MPI_Request request;
+  check_mpi(rank, call_of(operation, "MPI_Ibarrier").c_str(), MPI_Ibarrier(comm, &request));
+  wait_collective(comm, rank, request, operation);
+}
+
+void broadcast(MPI_Comm comm, int rank, void* buffer, int count, MPI_Datatype type, int root,
+               const char* operation) {
+  MPI_Request request;
+  check_mpi(rank, call_of(operation, "MPI_Ibcast").c_str(),
+            MPI_Ibcast(buffer, count, type, root, comm, &request));
+  wait_collective(comm, rank, request, operation);
+}
+
+void allreduce(MPI_Comm comm, int rank, const void* mine, void* result, int count,
+               MPI_Datatype type, MPI_Op op, const char* operation) {
+  MPI_Request request;
+  check_mpi(rank, call_of(operation, "MPI_Iallreduce").c_str(),
+            MPI_Iallreduce(mine, result, count, type, op, comm, &request));
+  wait_collective(comm, rank, request, operation);
+}
+
+void allgather(MPI_Comm comm, int rank, const void* mine, void* all, int count, MPI_Datatype type,
+               const char* operation) {
+  MPI_Request request;
+  check_mpi(rank, call_of(operation, "MPI_Iallgather").c_str(),
+            MPI_Iallgather(mine, count, type, all, count, type, comm, &request));
+  wait_collective(comm, rank, request, operation);
+}
+
+void gather(MPI_Comm comm, int rank, const void* mine, void* all, int count, MPI_Datatype type,
+            int root, const char* operation) {
+  MPI_Request request;
+  check_mpi(rank, call_of(operation, "MPI_Igather").c_str(),
+            MPI_Igather(mine, count, type, all, count, type, root, comm, &request));
+  wait_collective(comm, rank, request, operation);
+}
+
 std::vector<std::vector<std::byte>> allgather_blobs(MPI_Comm comm,
                                                     std::span<const std::byte> mine) {
   int rank = 0, size = 0;
@@ -46,8 +123,7 @@ std::vector<std::vector<std::byte>> allgather_blobs(MPI_Comm comm,
                 "bootstrap blob of " + std::to_string(mine.size()) + " bytes too large");
   int my_length = static_cast<int>(mine.size());
   std::vector<int> lengths(size), displacements(size);
-  check_mpi(rank, "MPI_Allgather",
-            MPI_Allgather(&my_length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm));
+  allgather(comm, rank, &my_length, lengths.data(), 1, MPI_INT, "bootstrap exchange");
   long total = 0;
   for (int r = 0; r < size; ++r) {
     displacements[r] = static_cast<int>(total);
@@ -58,9 +134,11 @@ std::vector<std::vector<std::byte>> allgather_blobs(MPI_Comm comm,
         Errc::invalid_argument, rank,
         "bootstrap exchange of " + std::to_string(total) + " bytes exceeds MPI's int counts");
   std::vector<std::byte> all(static_cast<std::size_t>(total));
-  check_mpi(rank, "MPI_Allgatherv",
-            MPI_Allgatherv(mine.data(), my_length, MPI_BYTE, all.data(), lengths.data(),
-                           displacements.data(), MPI_BYTE, comm));
+  MPI_Request request;
+  check_mpi(rank, "bootstrap exchange (MPI_Iallgatherv)",
+            MPI_Iallgatherv(mine.data(), my_length, MPI_BYTE, all.data(), lengths.data(),
+                            displacements.data(), MPI_BYTE, comm, &request));
+  wait_collective(comm, rank, request, "bootstrap exchange");
   std::vector<std::vector<std::byte>> blobs(size);
   for (int r = 0; r < size; ++r)
     blobs[r].assign(all.begin() + displacements[r], all.begin() + displacements[r] + lengths[r]);
@@ -70,12 +148,10 @@ std::vector<std::vector<std::byte>> allgather_blobs(MPI_Comm comm,
 namespace {
 
 // The lowest rank whose `ok` is false, or -1 when all are true.
-int first_failed_rank(MPI_Comm comm, bool ok) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
+int first_failed_rank(MPI_Comm comm, int rank, bool ok, const char* operation) {
   int mine = ok ? INT_MAX : rank;
   int lowest = INT_MAX;
-  check_mpi(rank, "MPI_Allreduce", MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm));
+  allreduce(comm, rank, &mine, &lowest, 1, MPI_INT, MPI_MIN, operation);
   return lowest == INT_MAX ? -1 : lowest;
 }
 
@@ -83,15 +159,15 @@ int first_failed_rank(MPI_Comm comm, bool ok) {
 
 void throw_if_any_failed(MPI_Comm comm, int rank, const std::optional<Error>& local,
                          const std::string& operation) {
-  int failed = first_failed_rank(comm, !local.has_value());
+  int failed = first_failed_rank(comm, rank, !local.has_value(), operation.c_str());
   if (failed < 0) return;
   // The failing rank's code and message reach every rank, so each reports the cause.
   int head[2] = {local ? static_cast<int>(local->code()) : 0,
                  local ? static_cast<int>(local->message().size()) : 0};
-  check_mpi(rank, "MPI_Bcast", MPI_Bcast(head, 2, MPI_INT, failed, comm));
+  broadcast(comm, rank, head, 2, MPI_INT, failed, operation.c_str());
   std::string message =
       local ? local->message() : std::string(static_cast<std::size_t>(head[1]), ' ');
-  check_mpi(rank, "MPI_Bcast", MPI_Bcast(message.data(), head[1], MPI_CHAR, failed, comm));
+  broadcast(comm, rank, message.data(), head[1], MPI_CHAR, failed, operation.c_str());
   if (local) throw *local;
   throw Error(static_cast<Errc>(head[0]), rank,
               operation + " failed on rank " + std::to_string(failed) + ": " + message);
@@ -99,16 +175,14 @@ void throw_if_any_failed(MPI_Comm comm, int rank, const std::optional<Error>& lo
 
 void require_same_values(MPI_Comm comm, int rank, std::span<const char* const> names,
                          std::span<const long long> values, Errc code, const std::string& context) {
-  const ValueRange range = value_range(comm, rank, values);
+  const ValueRange range = value_range(comm, rank, values, context.c_str());
   std::size_t differing = 0;
   while (differing < values.size() && range.low[differing] == range.high[differing]) ++differing;
   if (differing == values.size()) return;
   int ranks = 0;
   MPI_Comm_size(comm, &ranks);
   std::vector<long long> all(static_cast<std::size_t>(ranks));
-  check_mpi(
-      rank, "MPI_Allgather",
-      MPI_Allgather(&values[differing], 1, MPI_LONG_LONG, all.data(), 1, MPI_LONG_LONG, comm));
+  allgather(comm, rank, &values[differing], all.data(), 1, MPI_LONG_LONG, context.c_str());
   // Each distinct value with the ranks holding it, in rank order.
   std::string detail;
   std::vector<bool> told(all.size(), false);
@@ -130,7 +204,8 @@ void require_same_values(MPI_Comm comm, int rank, std::span<const char* const> n
                   " (it must be the same on every rank)");
 }
 
-ValueRange value_range(MPI_Comm comm, int rank, std::span<const long long> mine) {
+ValueRange value_range(MPI_Comm comm, int rank, std::span<const long long> mine,
+                       const char* operation) {
   // The maximum of -x is minus the minimum of x: one reduction gives both.
   const std::size_t n = mine.size();
   std::vector<long long> both(2 * n), reduced(2 * n);
@@ -138,9 +213,8 @@ ValueRange value_range(MPI_Comm comm, int rank, std::span<const long long> mine)
     both[i] = mine[i];
     both[n + i] = -mine[i];
   }
-  check_mpi(rank, "MPI_Allreduce",
-            MPI_Allreduce(both.data(), reduced.data(), static_cast<int>(2 * n), MPI_LONG_LONG,
-                          MPI_MAX, comm));
+  allreduce(comm, rank, both.data(), reduced.data(), static_cast<int>(2 * n), MPI_LONG_LONG,
+            MPI_MAX, operation);
   ValueRange range;
   range.high.assign(reduced.begin(), reduced.begin() + static_cast<std::ptrdiff_t>(n));
   for (std::size_t i = 0; i < n; ++i) range.low.push_back(-reduced[n + i]);

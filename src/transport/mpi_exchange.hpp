@@ -15,6 +15,35 @@
 
 namespace mpidsm::detail {
 
+// Every collective of mpidsm is a non-blocking MPI collective whose request
+// is waited for here, so that a peer's death ends the wait with an error
+// instead of a hang (MPI itself would wait for ever). The wait is the one
+// that a Transport attached to the communicator: it drives UCX and checks
+// the peers' liveness. On a communicator with none (a Transport's own
+// bootstrap, before it can serve), MPI_Wait.
+struct CollectiveWait {
+  void (*wait)(void* context, MPI_Request& request, const char* operation);
+  void* context;
+};
+// Attaches `wait` to `comm` (an MPI attribute; dups do not inherit it) or,
+// given nullptr, detaches it. `wait` must outlive the attachment.
+void attach_collective_wait(MPI_Comm comm, const CollectiveWait* wait);
+// Waits for `request`, a collective's on `comm`; `operation` names the call
+// in errors ("Dsm::allocate: rank 2 is gone ...").
+void wait_collective(MPI_Comm comm, int rank, MPI_Request& request, const char* operation);
+
+// Blocking collectives made of the non-blocking ones and wait_collective.
+// `operation` names mpidsm's call in errors; the MPI call's name is added.
+void barrier(MPI_Comm comm, int rank, const char* operation);
+void broadcast(MPI_Comm comm, int rank, void* buffer, int count, MPI_Datatype type, int root,
+               const char* operation);
+void allreduce(MPI_Comm comm, int rank, const void* mine, void* result, int count,
+               MPI_Datatype type, MPI_Op op, const char* operation);
+void allgather(MPI_Comm comm, int rank, const void* mine, void* all, int count, MPI_Datatype type,
+               const char* operation);
+void gather(MPI_Comm comm, int rank, const void* mine, void* all, int count, MPI_Datatype type,
+            int root, const char* operation);
+
 // Every rank contributes `mine`; returns all contributions indexed by rank.
 std::vector<std::vector<std::byte>> allgather_blobs(MPI_Comm comm, std::span<const std::byte> mine);
 
@@ -31,7 +60,8 @@ struct ValueRange {
   std::vector<long long> low, high;
   bool uniform() const { return low == high; }
 };
-ValueRange value_range(MPI_Comm comm, int rank, std::span<const long long> mine);
+ValueRange value_range(MPI_Comm comm, int rank, std::span<const long long> mine,
+                       const char* operation);
 
 // Collective: every rank passes the same names and its own values; when some
 // value differs between ranks, every rank throws Error(code) naming the first

@@ -86,6 +86,14 @@ ucp_context_h create_context(int rank, int size, Reach reach, const TransportOpt
   if (may_use_tcp(shared_memory_only)) {
     set_default(config, rank, "TCP_TX_SEG_SIZE", "64k", "TX_SEG_SIZE");
     set_default(config, rank, "TCP_RX_SEG_SIZE", "64k", "RX_SEG_SIZE");
+    // A peer's process that dies shows at once: its kernel closes the
+    // connection. A host that stops answering (power, network) shows only
+    // through TCP keepalive: 2 s idle, then 3 probes 1 s apart, about 5 s
+    // (UCX's defaults, 10 s and 2 s apart, took longer than the 10 s a
+    // wait may take to end). Probes go only on idle connections.
+    set_default(config, rank, "TCP_KEEPIDLE", "2s", "KEEPIDLE");
+    set_default(config, rank, "TCP_KEEPINTVL", "1s", "KEEPINTVL");
+    set_default(config, rank, "TCP_KEEPCNT", "3", "KEEPCNT");
   }
   if (options.rndv_threshold != 0)
     modify(config, rank, "RNDV_THRESH", std::to_string(options.rndv_threshold).c_str());
@@ -218,6 +226,8 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
   s.endpoints = connect(comm, rank_, s.worker, s.endpoint_watches, s.liveness);
   s.messaging_endpoints = connect(comm, rank_, s.messaging_worker, s.endpoint_watches, s.liveness);
   s.open_mailboxes(options.shm_eager_limit);
+  s.collective_wait = {&Impl::wait_for_collective, &s};
+  detail::attach_collective_wait(comm, &s.collective_wait);
 }
 
 Transport::~Transport() {
@@ -227,6 +237,7 @@ Transport::~Transport() {
   MPI_Finalized(&finalized);
   // After MPI_Finalize, or once a peer's process is gone, no peer can be
   // waited for: release local resources only.
+  if (!finalized) detail::attach_collective_wait(s.comm, nullptr);
   bool collective =
       !finalized && s.worker != nullptr && !s.endpoints.empty() && s.liveness.dead_peer() < 0;
   try {
@@ -406,6 +417,13 @@ void Transport::Impl::barrier() {
   MPI_Request request;
   detail::check_mpi(rank, "MPI_Ibarrier", MPI_Ibarrier(comm, &request));
   wait_mpi(request, "barrier");
+}
+
+void Transport::Impl::wait_for_collective(void* impl, MPI_Request& request,
+                                          const char* operation) {
+  Impl& s = *static_cast<Impl*>(impl);
+  auto in_use = s.use_worker(operation);
+  s.wait_mpi(request, operation);
 }
 
 void Transport::Impl::wait_mpi(MPI_Request& request, const char* waiting_for) {

@@ -15,6 +15,7 @@
 
 #include "dsm/fault_handler.hpp"
 #include "mailboxes.hpp"
+#include "mpi_exchange.hpp"
 #include "mpidsm/transport.hpp"
 #include "peer_liveness.hpp"
 #include "progress_handoff.hpp"
@@ -319,6 +320,10 @@ struct Transport::Impl {
   MessageInfo receive_from_mailboxes(int source, int tag, void* buffer, std::size_t capacity);
   void barrier();
   void wait_mpi(MPI_Request& request, const char* waiting_for);
+  // Attached to the communicator: how mpidsm's collectives on it wait
+  // (detail::wait_collective), driving UCX and checking peers' liveness.
+  detail::CollectiveWait collective_wait{};
+  static void wait_for_collective(void* impl, MPI_Request& request, const char* operation);
   void announce_unmappable_peer();
   // Destroys the worker and context without talking to peers.
   void release_local() noexcept;
