@@ -38,6 +38,15 @@ struct Case {
 const std::uint64_t kValues[16] = {};
 std::uint64_t sink[16];
 
+// A word of an allocation freed just now (collective, as every case is
+// called by every rank): nothing will ever change it.
+std::uint64_t* word_of_a_freed_allocation(World& w) {
+  auto freed = w.pgas.allocate<std::uint64_t>(4);
+  std::uint64_t* word = freed.local();
+  w.pgas.free(freed);
+  return word;
+}
+
 std::vector<Case> catalogue() {
   using U = std::uint64_t;
   const std::size_t wraps = (std::size_t{1} << 61) + 1;  // times 8 wraps to 8
@@ -105,21 +114,11 @@ std::vector<Case> catalogue() {
        Errc::unregistered,
        {"wait_until", "symmetric heap"}},
       {"WaitOnAWordOfAFreedAllocation",
-       [](World& w) {
-         auto freed = w.pgas.allocate<U>(4);
-         U* word = freed.local();
-         w.pgas.free(freed);
-         w.pgas.wait_until(word, Compare::eq, U{0});
-       },
+       [](World& w) { w.pgas.wait_until(word_of_a_freed_allocation(w), Compare::eq, U{0}); },
        Errc::unregistered,
        {"wait_until", "in no live allocation"}},
       {"TestOnAWordOfAFreedAllocation",
-       [](World& w) {
-         auto freed = w.pgas.allocate<U>(4);
-         U* word = freed.local();
-         w.pgas.free(freed);
-         w.pgas.test(word, Compare::eq, U{0});
-       },
+       [](World& w) { w.pgas.test(word_of_a_freed_allocation(w), Compare::eq, U{0}); },
        Errc::unregistered,
        {"test", "in no live allocation"}},
       {"WaitWithAnUnknownComparison",

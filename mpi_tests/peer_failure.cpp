@@ -119,8 +119,8 @@ int main(int argc, char** argv) {
   runtime.reset();
   const double to_destroyed = seconds_since(start);
   ok = ok && to_destroyed - to_error < 10;
-  std::printf("rank %d: %s: %s after %.2f s (destroyed after %.2f s): %s\n", me,
-              scenario.c_str(), ok ? "ok" : "FAILED", to_error, to_destroyed, outcome.c_str());
+  std::printf("rank %d: %s: %s after %.2f s (destroyed after %.2f s): %s\n", me, scenario.c_str(),
+              ok ? "ok" : "FAILED", to_error, to_destroyed, outcome.c_str());
   std::fflush(stdout);
   sleep(3);  // a survivor leaving at once would look dead to the others
   _exit(ok ? 0 : 1);

@@ -17,8 +17,8 @@ void Dsm::Engine::print_stats(std::FILE* out) {
   });
   const int ranks = runtime_.size();
   std::vector<std::uint64_t> all(rank_ == 0 ? values.size() * static_cast<std::size_t>(ranks) : 0);
-  detail::gather(runtime_.comm(), rank_, values.data(), all.data(),
-                 static_cast<int>(values.size()), MPI_UINT64_T, 0, "Dsm::print_stats");
+  detail::gather(runtime_.comm(), rank_, values.data(), all.data(), static_cast<int>(values.size()),
+                 MPI_UINT64_T, 0, "Dsm::print_stats");
   if (rank_ != 0) return;
   // One row per counter, one column per rank, then the total.
   std::fprintf(out, "# mpidsm DSM statistics\n%-20s", "# counter");

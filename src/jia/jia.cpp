@@ -323,8 +323,8 @@ void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root) {
   non_negative("jia_reduce", "count", count);
   run("jia_reduce", [&](Jia& j) {
     MPI_Request request;
-    if (MPI_Ireduce(sendbuf, recvbuf, count, type, operation, root, j.runtime->comm(),
-                    &request) != MPI_SUCCESS)
+    if (MPI_Ireduce(sendbuf, recvbuf, count, type, operation, root, j.runtime->comm(), &request) !=
+        MPI_SUCCESS)
       die("jia_reduce: MPI_Ireduce failed");
     j.runtime->transport().wait_mpi(request, "jia_reduce");
   });

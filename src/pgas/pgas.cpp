@@ -448,8 +448,8 @@ void Pgas::check_wait(const void* word, std::size_t width, Compare cmp,
                       const char* operation) const {
   if (static_cast<unsigned>(cmp) > static_cast<unsigned>(Compare::le))
     throw Error(Errc::invalid_argument, rank_,
-                std::string(operation) + ": comparison " +
-                    std::to_string(static_cast<int>(cmp)) + " is not one of Compare's values");
+                std::string(operation) + ": comparison " + std::to_string(static_cast<int>(cmp)) +
+                    " is not one of Compare's values");
   // A word past an allocation's end, or in a freed one, would never change.
   const detail::GlobalAddress at = symmetric_address(word, rank_, operation);
   if (at.byte + width > at.allocation->bytes)

@@ -39,7 +39,7 @@ class PeerLiveness {
  private:
   int look();
 
-  std::vector<std::int64_t> pids_;  // per rank: its pid when visible here, else 0
+  std::vector<std::int64_t> pids_;             // per rank: its pid when visible here, else 0
   std::unique_ptr<std::atomic<bool>[]> gone_;  // per rank
   std::atomic<std::uint64_t> next_look_ns_{0};
   std::atomic<int> dead_{-1};  // the first rank found gone

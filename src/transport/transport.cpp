@@ -419,8 +419,7 @@ void Transport::Impl::barrier() {
   wait_mpi(request, "barrier");
 }
 
-void Transport::Impl::wait_for_collective(void* impl, MPI_Request& request,
-                                          const char* operation) {
+void Transport::Impl::wait_for_collective(void* impl, MPI_Request& request, const char* operation) {
   Impl& s = *static_cast<Impl*>(impl);
   auto in_use = s.use_worker(operation);
   s.wait_mpi(request, operation);
