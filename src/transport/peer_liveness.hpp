@@ -30,6 +30,9 @@ class PeerLiveness {
   // The first rank found gone, or -1. Looks (a system call per watched
   // peer) at most every 100 ms; cheap otherwise. Thread-safe.
   int dead_peer();
+  // dead_peer() without waiting for the next look: for errors, which
+  // should name a peer that died just now.
+  int look_now() { return look(); }
   // Every rank known gone, for an error message: "rank 2 is gone (its
   // process died)", "ranks 0 and 2 are gone (their processes died)".
   // Survivors that leave once they see the first death die too, and a

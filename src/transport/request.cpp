@@ -24,7 +24,7 @@ Request::Request(Transport* transport, void* handle, Kind kind, const char* what
     ucs_status_t status = UCS_PTR_STATUS(handle_);
     handle_ = nullptr;
     unpin();
-    detail::throw_ucx(transport_->rank(), what_, peer_, status);
+    transport_->impl_->throw_failed(what_, peer_, status);
   }
   if (!handle_) {
     unpin();  // completed at once
@@ -117,7 +117,7 @@ bool Request::poll() {
     if (status == UCS_ERR_MESSAGE_TRUNCATED)
       throw detail::truncated(transport_->rank(), message_, capacity_);
   }
-  detail::check_ucx(transport_->rank(), what_, peer_, status);
+  transport_->impl_->check(what_, peer_, status);
   return true;
 }
 
@@ -131,7 +131,7 @@ bool Request::poll_mailbox() {
   message_ = receive->info;
   if (receive->status == UCS_ERR_MESSAGE_TRUNCATED)
     throw detail::truncated(transport_->rank(), message_, capacity_);
-  detail::check_ucx(transport_->rank(), what_, message_.source, receive->status);
+  transport_->impl_->check(what_, message_.source, receive->status);
   return true;
 }
 

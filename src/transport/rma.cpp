@@ -103,7 +103,7 @@ void Transport::flush_all() {
     ucs_status_ptr_t request = ucp_ep_flush_nbx(impl_->endpoints[peer], &param);
     if (UCS_PTR_IS_ERR(request)) {
       for (auto [r, p] : pending) impl_->wait(r, "flush_all", p);
-      detail::throw_ucx(rank_, "flush_all", peer, UCS_PTR_STATUS(request));
+      impl_->throw_failed("flush_all", peer, UCS_PTR_STATUS(request));
     }
     if (request) pending.emplace_back(request, peer);
   }

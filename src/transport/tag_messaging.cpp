@@ -124,7 +124,7 @@ MessageInfo Transport::Impl::receive_from_mailboxes(int source, int tag, void* b
   }
   if (receive.status == UCS_ERR_MESSAGE_TRUNCATED)
     throw detail::truncated(rank, receive.info, capacity);
-  detail::check_ucx(rank, "recv", receive.info.source, receive.status);
+  check("recv", receive.info.source, receive.status);
   return receive.info;
 }
 
@@ -154,7 +154,7 @@ MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capac
   }
   MessageInfo info = detail::TagCodec::describe(slot.info.sender_tag, slot.info.length);
   if (slot.status == UCS_ERR_MESSAGE_TRUNCATED) throw detail::truncated(rank_, info, capacity);
-  detail::check_ucx(rank_, "recv", source, slot.status);
+  impl_->check("recv", source, slot.status);
   return info;
 }
 

@@ -270,22 +270,37 @@ struct Transport::Impl {
   detail::PeerLiveness liveness;
   std::vector<detail::PeerWatch> endpoint_watches;  // indexed by rank
 
+  // Throws for `operation` with `peer`, which failed with `status`. When
+  // some peer is gone (looked for now), the error names every rank gone
+  // instead: a survivor that closed its endpoints after the same death
+  // fails this rank's operations with it too, and must not be blamed alone.
+  [[noreturn]] void throw_failed(const char* operation, int peer, ucs_status_t status) {
+    if (status != UCS_ERR_MESSAGE_TRUNCATED && status != UCS_ERR_NO_MEMORY &&
+        liveness.look_now() >= 0)
+      throw_peer_gone(operation);
+    detail::throw_ucx(rank, operation, peer, status);
+  }
+  void check(const char* operation, int peer, ucs_status_t status) {
+    if (status != UCS_OK) [[unlikely]]
+      throw_failed(operation, peer, status);
+  }
+
   // Waits for a UCX request returned by a *_nbx call (nullptr: completed at
   // once), frees it, and throws with `operation` and `peer` if it failed.
   void wait(ucs_status_ptr_t request, const char* operation, int peer) {
     if (request == nullptr) return;
-    if (UCS_PTR_IS_ERR(request)) detail::throw_ucx(rank, operation, peer, UCS_PTR_STATUS(request));
+    if (UCS_PTR_IS_ERR(request)) throw_failed(operation, peer, UCS_PTR_STATUS(request));
     ucs_status_t status;
     progress_until([&] { return (status = ucp_request_check_status(request)) != UCS_INPROGRESS; },
                    operation);
     ucp_request_free(request);
-    detail::check_ucx(rank, operation, peer, status);
+    check(operation, peer, status);
   }
 
   // Releases a request whose completion is tracked by a later flush.
   void detach(ucs_status_ptr_t request, const char* operation, int peer) {
     if (request == nullptr) return;
-    if (UCS_PTR_IS_ERR(request)) detail::throw_ucx(rank, operation, peer, UCS_PTR_STATUS(request));
+    if (UCS_PTR_IS_ERR(request)) throw_failed(operation, peer, UCS_PTR_STATUS(request));
     ucp_request_free(request);
   }
 
