@@ -224,7 +224,11 @@ class Transport {
   /// (without a shared-memory transport UCX may hand out recycled heap memory).
   MemoryRegion allocate(std::size_t size, bool zeroed = false);
   /// Collective: releases a region after every peer has completed its operations on it.
-  void deregister(MemoryRegion& region);
+  /// `free_memory` (for memory given to register_memory) frees what lies
+  /// under it once no peer can reach it: at once while every peer lives;
+  /// after a peer's death, when this Transport's workers are destroyed
+  /// (until then a live peer's operation may still land in it).
+  void deregister(MemoryRegion& region, std::function<void()> free_memory = {});
   /// The registered region holding a local address and the offset in it; throws
   /// Errc::unregistered for an address in no region.
   std::pair<MemoryRegion, std::size_t> locate(const void* address) const;

@@ -222,15 +222,20 @@ void DsmRegion::release() noexcept {
   peers_.clear();
   if (view_) munmap(view_, size_);
   view_ = nullptr;
+  // Peers may reach the master copy until the transport says they cannot.
+  auto unmap_master = [master = master_, size = size_] {
+    if (master) munmap(master, size);
+  };
+  master_ = nullptr;
   if (master_region_.valid()) {
     try {
-      transport_.deregister(master_region_);  // collective, as the constructor
+      transport_.deregister(master_region_, unmap_master);  // collective, as the constructor
     } catch (const Error& e) {
       std::fprintf(stderr, "%s\n", e.what());
     }
+  } else {
+    unmap_master();
   }
-  if (master_) munmap(master_, size_);
-  master_ = nullptr;
   if (fd_ >= 0) close(fd_);
   fd_ = -1;
 }

@@ -168,30 +168,37 @@ MemoryRegion Transport::Impl::map_region(void* base, std::size_t length, bool al
   return MemoryRegion(state, state->generation);
 }
 
-void Transport::deregister(MemoryRegion& region) {
+void Transport::deregister(MemoryRegion& region, std::function<void()> free_memory) {
   auto in_use = impl_->use_worker_in_collective("deregister");
   Impl& s = *impl_;
   int finalized = 0;
   MPI_Finalized(&finalized);
   // After MPI_Finalize, or once a peer's process is gone, nobody can be
-  // waited for: release what is ours.
+  // waited for: release what is ours, the memory once no peer reaches it.
+  bool agreed = false;
   if (!finalized && s.liveness.dead_peer() < 0) {
-    // Agree first: a stale handle on one rank must not leave the others blocked.
-    std::optional<Error> failure;
-    if (!region.valid())
-      failure.emplace(Errc::unregistered, rank_, "deregister: memory region is not registered");
-    detail::throw_if_any_failed(s.comm, rank_, failure, "deregister");
-    flush_all();
-    s.barrier();  // every peer has completed its operations on the region
-  } else if (!region.valid()) {
-    return;
+    try {
+      // Agree first: a stale handle on one rank must not leave the others blocked.
+      std::optional<Error> failure;
+      if (!region.valid())
+        failure.emplace(Errc::unregistered, rank_, "deregister: memory region is not registered");
+      detail::throw_if_any_failed(s.comm, rank_, failure, "deregister");
+      flush_all();
+      s.barrier();  // every peer has completed its operations on the region
+      agreed = true;
+    } catch (const Error&) {
+      // Nobody is known to be done with the memory.
+      if (region.valid()) s.release_region(*region.state_, false, std::move(free_memory));
+      region = MemoryRegion();
+      throw;
+    }
+  } else if (!finalized) {
+    s.lose();  // the runtime is lost: nothing in flight writes here later
   }
-  detail::RegionState& state = *region.state_;
-  for (auto& key : state.peers)
-    if (key.rkey) ucp_rkey_destroy(static_cast<ucp_rkey_h>(key.rkey));
-  ucp_mem_unmap(s.context, static_cast<ucp_mem_h>(state.memh));
-  state.generation = 0;
-  state.peers.clear();
+  if (region.valid())
+    s.release_region(*region.state_, agreed, std::move(free_memory));
+  else if (free_memory)  // not registered here: no agreement was reached either
+    s.free_after_workers.push_back(std::move(free_memory));
   region = MemoryRegion();
 }
 

@@ -87,10 +87,10 @@ int PeerLiveness::dead_peer() {
   const std::uint64_t now = now_ns();
   std::uint64_t due = next_look_ns_.load(std::memory_order_relaxed);
   if (now < due || !next_look_ns_.compare_exchange_strong(due, now + kLookEveryNs)) return -1;
-  return look();
+  return look_now();
 }
 
-int PeerLiveness::look() {
+int PeerLiveness::look_now() {
   for (std::size_t r = 0; r < pids_.size(); ++r)
     if (pids_[r] != 0 && gone(pids_[r])) report_gone(static_cast<int>(r));
   return dead_.load(std::memory_order_relaxed);

@@ -32,7 +32,7 @@ class PeerLiveness {
   int dead_peer();
   // dead_peer() without waiting for the next look: for errors, which
   // should name a peer that died just now.
-  int look_now() { return look(); }
+  int look_now();
   // Every rank known gone, for an error message: "rank 2 is gone (its
   // process died)", "ranks 0 and 2 are gone (their processes died)".
   // Survivors that leave once they see the first death die too, and a
@@ -40,8 +40,6 @@ class PeerLiveness {
   std::string describe_gone() const;
 
  private:
-  int look();
-
   std::vector<std::int64_t> pids_;             // per rank: its pid when visible here, else 0
   std::unique_ptr<std::atomic<bool>[]> gone_;  // per rank
   std::atomic<std::uint64_t> next_look_ns_{0};

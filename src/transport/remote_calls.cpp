@@ -81,6 +81,8 @@ ucs_status_t Transport::Impl::on_call(void* arg, const void* header, std::size_t
                                       void* data, std::size_t length,
                                       const ucp_am_recv_param_t* param) {
   auto& s = *static_cast<Impl*>(arg);
+  // A call UCX delivers while lose() purges: no endpoint is left to answer.
+  if (s.lost.load(std::memory_order_relaxed)) return UCS_OK;
   CallHeader call;
   if (header_length != sizeof call || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
     std::fprintf(stderr, "mpidsm: rank %d: malformed remote call (header %zu bytes)\n", s.rank,

@@ -95,6 +95,7 @@ void Transport::flush_all() {
   // allocate) had landed at the target; the DSM test with 3+ writers to one
   // home caught it. Endpoint flushes wait for them.
   // Each request with its peer, so a failure names the rank.
+  impl_->check_peer(rank_, "flush_all");  // no endpoint is used once the runtime is lost
   std::vector<std::pair<ucs_status_ptr_t, int>>& pending = impl_->flush_requests;
   pending.clear();
   ucp_request_param_t param{};

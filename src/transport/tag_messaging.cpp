@@ -41,7 +41,7 @@ std::pair<ucp_tag_t, ucp_tag_t> match(std::uint16_t runtime_id, int source, int 
 std::pair<std::uint64_t, std::uint64_t> Transport::Impl::receive_match(int source, int tag,
                                                                        const void* buffer,
                                                                        std::size_t capacity) const {
-  if (source != any_source) check_peer(source, "recv");
+  check_peer(source == any_source ? rank : source, "recv");
   check_tag(rank, tag, true, "recv");
   check_buffer(rank, buffer, capacity, "recv");
   return match(runtime_id, source, tag);
@@ -148,8 +148,17 @@ MessageInfo Transport::recv(int source, int tag, void* buffer, std::size_t capac
   if (UCS_PTR_IS_ERR(handle)) {
     slot.status = UCS_PTR_STATUS(handle);
   } else {
-    impl_->progress_until([&] { return slot.done.load(std::memory_order_acquire); }, "recv",
-                          Impl::Waiting::for_message);
+    auto done = [&] { return slot.done.load(std::memory_order_acquire); };
+    try {
+      impl_->progress_until(done, "recv", Impl::Waiting::for_message);
+    } catch (const Error&) {
+      // The callback writes into `slot`, on this stack: it must have run
+      // before the frame goes (a receive not yet matched ends at once).
+      ucp_request_cancel(impl_->messaging_worker, handle);
+      impl_->drive_briefly(done);
+      if (done()) ucp_request_free(handle);
+      throw;
+    }
     ucp_request_free(handle);
   }
   MessageInfo info = detail::TagCodec::describe(slot.info.sender_tag, slot.info.length);

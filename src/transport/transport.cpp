@@ -245,32 +245,12 @@ Transport::~Transport() {
       flush_all();
       s.barrier();  // no peer touches our memory past this point
     }
-    for (auto& region : s.regions) {
-      if (region.generation == 0) continue;
-      for (auto& key : region.peers)
-        if (key.rkey) ucp_rkey_destroy(static_cast<ucp_rkey_h>(key.rkey));
-      ucp_mem_unmap(s.context, static_cast<ucp_mem_h>(region.memh));
-      region.generation = 0;
-    }
-    std::vector<ucs_status_ptr_t> closing;
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    param.flags = collective ? 0 : UCP_EP_CLOSE_FLAG_FORCE;
-    for (const auto* endpoints : {&s.endpoints, &s.messaging_endpoints})
-      for (ucp_ep_h ep : *endpoints) {
-        if (!ep) continue;
-        ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &param);
-        if (request && !UCS_PTR_IS_ERR(request)) closing.push_back(request);
-      }
-    s.progress_until(
-        [&] {
-          ucp_worker_progress(s.messaging_worker);
-          for (auto request : closing)
-            if (ucp_request_check_status(request) == UCS_INPROGRESS) return false;
-          return true;
-        },
-        "closing endpoints");
-    for (auto request : closing) ucp_request_free(request);
+    for (auto& region : s.regions)
+      if (region.generation != 0) s.release_region(region, collective, {});
+    if (collective)
+      s.close_endpoints(0);
+    else
+      s.lose();  // before any memory goes: no peer's operation lands in it
     // Peers may still need our progress to finish closing their endpoints to us.
     if (collective) s.barrier();
   } catch (const Error&) {
@@ -279,9 +259,59 @@ Transport::~Transport() {
   s.release_local();
 }
 
+void Transport::Impl::close_endpoints(std::uint32_t flags) {
+  std::vector<ucs_status_ptr_t> closing;
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = flags;
+  for (auto* list : {&endpoints, &messaging_endpoints})
+    for (ucp_ep_h& ep : *list) {
+      if (!ep) continue;
+      ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &param);
+      ep = nullptr;
+      if (request && !UCS_PTR_IS_ERR(request)) closing.push_back(request);
+    }
+  auto closed = [&] {
+    for (auto request : closing)
+      if (ucp_request_check_status(request) == UCS_INPROGRESS) return false;
+    return true;
+  };
+  if (flags & UCP_EP_CLOSE_FLAG_FORCE)
+    drive_briefly(closed);  // nothing to wait for from peers
+  else
+    progress_until([&] { return ucp_worker_progress(messaging_worker), closed(); },
+                   "closing endpoints");
+  for (auto request : closing)
+    if (ucp_request_check_status(request) != UCS_INPROGRESS) ucp_request_free(request);
+}
+
+void Transport::Impl::lose() noexcept {
+  if (lost.exchange(true)) return;
+  close_endpoints(UCP_EP_CLOSE_FLAG_FORCE);
+}
+
+void Transport::Impl::release_region(detail::RegionState& state, bool now,
+                                     std::function<void()> free_memory) {
+  for (auto& key : state.peers)
+    if (key.rkey) ucp_rkey_destroy(static_cast<ucp_rkey_h>(key.rkey));
+  state.generation = 0;
+  state.peers.clear();
+  if (now) {
+    ucp_mem_unmap(context, static_cast<ucp_mem_h>(state.memh));
+    if (free_memory) free_memory();
+  } else {
+    unmap_after_workers.push_back(static_cast<ucp_mem_h>(state.memh));
+    if (free_memory) free_after_workers.push_back(std::move(free_memory));
+  }
+}
+
 void Transport::Impl::release_local() noexcept {
   if (messaging_worker) ucp_worker_destroy(messaging_worker);
   if (worker) ucp_worker_destroy(worker);
+  for (ucp_mem_h memh : unmap_after_workers) ucp_mem_unmap(context, memh);
+  unmap_after_workers.clear();
+  for (auto& free_memory : free_after_workers) free_memory();
+  free_after_workers.clear();
   if (context) ucp_cleanup(context);
   messaging_worker = nullptr;
   worker = nullptr;

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -263,9 +264,22 @@ struct Transport::Impl {
     return events;
   }
   void check_peers(const char* waiting_for) {
-    if (liveness.dead_peer() >= 0) [[unlikely]]
+    if (liveness.dead_peer() >= 0) [[unlikely]] {
+      lose();
       throw_peer_gone(waiting_for);
+    }
   }
+  // Once a peer is gone the runtime cannot go on, and whatever is still in
+  // flight is purged: every endpoint is closed with UCP_EP_CLOSE_FLAG_FORCE,
+  // which completes its requests with an error. Otherwise a request that a
+  // wait abandoned when it threw would write later into memory its caller
+  // no longer owns (over tcp, an atomic's reply landed on a stack that had
+  // moved on, and the next unwind crashed). From then on every operation
+  // throws before it touches an endpoint (`lost`, read by check_peer).
+  // Memory live peers may still reach is released later (release_region).
+  // Idempotent.
+  void lose() noexcept;
+  std::atomic<bool> lost{false};
   [[noreturn]] void throw_peer_gone(const char* waiting_for) const;
   detail::PeerLiveness liveness;
   std::vector<detail::PeerWatch> endpoint_watches;  // indexed by rank
@@ -276,8 +290,10 @@ struct Transport::Impl {
   // fails this rank's operations with it too, and must not be blamed alone.
   [[noreturn]] void throw_failed(const char* operation, int peer, ucs_status_t status) {
     if (status != UCS_ERR_MESSAGE_TRUNCATED && status != UCS_ERR_NO_MEMORY &&
-        liveness.look_now() >= 0)
+        liveness.look_now() >= 0) {
+      lose();
       throw_peer_gone(operation);
+    }
     detail::throw_ucx(rank, operation, peer, status);
   }
   void check(const char* operation, int peer, ucs_status_t status) {
@@ -291,10 +307,32 @@ struct Transport::Impl {
     if (request == nullptr) return;
     if (UCS_PTR_IS_ERR(request)) throw_failed(operation, peer, UCS_PTR_STATUS(request));
     ucs_status_t status;
-    progress_until([&] { return (status = ucp_request_check_status(request)) != UCS_INPROGRESS; },
-                   operation);
+    try {
+      progress_until([&] { return (status = ucp_request_check_status(request)) != UCS_INPROGRESS; },
+                     operation);
+    } catch (const Error&) {
+      finish_purged(request);  // the runtime is lost: lose() purged it
+      throw;
+    }
     ucp_request_free(request);
     check(operation, peer, status);
+  }
+  // Drives both workers, without looking at peers, until `done` holds or a
+  // second has passed (a purge completes at once; the bound only keeps a
+  // UCX that does not from hanging a rank already in error).
+  template <class Done>
+  void drive_briefly(Done&& done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (!done() && std::chrono::steady_clock::now() < until) {
+      ucp_worker_progress(worker);
+      ucp_worker_progress(messaging_worker);
+    }
+  }
+  // Frees a request of a wait that threw once lose() purged it (left to
+  // UCX, never freed, if it did not complete).
+  void finish_purged(ucs_status_ptr_t request) {
+    drive_briefly([&] { return ucp_request_check_status(request) != UCS_INPROGRESS; });
+    if (ucp_request_check_status(request) != UCS_INPROGRESS) ucp_request_free(request);
   }
 
   // Releases a request whose completion is tracked by a later flush.
@@ -308,6 +346,8 @@ struct Transport::Impl {
   void check_peer(int peer, const char* operation) const {
     if (peer < 0 || peer >= size) [[unlikely]]
       throw_invalid_rank(peer, operation);
+    if (lost.load(std::memory_order_relaxed)) [[unlikely]]
+      throw_peer_gone(operation);
   }
   [[noreturn]] void throw_invalid_rank(int peer, const char* operation) const;
 
@@ -340,6 +380,16 @@ struct Transport::Impl {
   detail::CollectiveWait collective_wait{};
   static void wait_for_collective(void* impl, MPI_Request& request, const char* operation);
   void announce_unmappable_peer();
+  // Unmaps `state` and frees the memory under it (`free_memory`), at once
+  // or, after a peer's death, once the workers are destroyed: over tcp a
+  // live peer that reconnects still has its puts and atomics served, by
+  // whichever thread drives the worker, until then (lose() cannot stop it).
+  void release_region(detail::RegionState& state, bool now, std::function<void()> free_memory);
+  std::vector<ucp_mem_h> unmap_after_workers;
+  std::vector<std::function<void()>> free_after_workers;
+  // Closes every endpoint of both workers and waits until UCX has; `flags`:
+  // 0 (in step with the peers) or UCP_EP_CLOSE_FLAG_FORCE (lose()).
+  void close_endpoints(std::uint32_t flags);
   // Destroys the worker and context without talking to peers.
   void release_local() noexcept;
 };
