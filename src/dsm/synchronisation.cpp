@@ -23,6 +23,21 @@ constexpr std::int64_t kFailed = -2;
 // record per rank): a barrier after a few written pages then costs one
 // collective, not two.
 constexpr std::size_t kInlineNotices = 7;
+
+// Waits for one of the barrier's collectives, which receives into (or reads
+// counts from) `buffers`. A wait that throws (a peer died) abandons the
+// collective, and MPI may still write there in any later MPI call as live
+// peers' parts arrive: the buffers are then left to MPI for good (their
+// storage moved into vectors never freed), never to be reused or freed.
+template <class... Buffers>
+void wait_receiving(Transport& transport, MPI_Request& request, Buffers&... buffers) {
+  try {
+    transport.wait_mpi(request, "Dsm::barrier");
+  } catch (const Error&) {
+    (static_cast<void>(new Buffers(std::move(buffers))), ...);
+    throw;
+  }
+}
 }  // namespace
 
 void Dsm::Engine::barrier() {
@@ -122,7 +137,7 @@ void Dsm::Engine::barrier() {
                       MPI_Iallgatherv(x.outgoing.data(), static_cast<int>(x.outgoing.size()),
                                       MPI_INT64_T, x.incoming.data(), x.sizes.data(),
                                       x.offsets.data(), MPI_INT64_T, comm, &request));
-    transport_.wait_mpi(request, "Dsm::barrier");
+    wait_receiving(transport_, request, x.incoming, x.sizes, x.offsets);
   }
   if (total == 0) x.incoming.clear();
   // Across nodes every rank takes this step, so homes and readers change
@@ -229,10 +244,10 @@ bool Dsm::Engine::exchange_counts(std::int64_t mine, BarrierScratch& x) {
     try {
       updates_.send();
     } catch (const Error&) {
-      transport_.wait_mpi(request, "Dsm::barrier");  // the others' collective completes
+      wait_receiving(transport_, request, x.records);  // the others' collective completes
       throw;
     }
-    transport_.wait_mpi(request, "Dsm::barrier");
+    wait_receiving(transport_, request, x.records);
     std::int64_t total = 0;
     bool inline_only = true;
     const std::size_t my_word = static_cast<std::size_t>(rank_) / 64,

@@ -1,6 +1,8 @@
 #include "mpi_exchange.hpp"
 
 #include <climits>
+#include <cstring>
+#include <memory>
 #include <string>
 
 #include "mpidsm/error.hpp"
@@ -54,6 +56,41 @@ std::string call_of(const char* operation, const char* call) {
   return std::string(operation) + " (" + call + ")";
 }
 
+std::size_t ranks_of(MPI_Comm comm) {
+  int ranks = 0;
+  MPI_Comm_size(comm, &ranks);
+  return static_cast<std::size_t>(ranks);
+}
+
+std::size_t bytes_of(MPI_Datatype type, std::size_t count) {
+  int size = 0;
+  MPI_Type_size(type, &size);
+  return static_cast<std::size_t>(size) * count;
+}
+
+// Starts a non-blocking collective that receives into scratch memory of
+// `bytes` (`start(scratch, request)`, holding `in` first when given), waits
+// for it, and copies the result to `out`. A wait that throws (a peer died)
+// abandons the collective, and MPI may still write into its receive buffer
+// as live peers' parts arrive, in any later MPI call: the scratch is then
+// left to MPI for good, never freed, so no caller's memory (a stack that has
+// moved on) is written.
+template <class Start>
+void collect(MPI_Comm comm, int rank, const void* in, void* out, std::size_t bytes,
+             const char* operation, const char* call, Start&& start) {
+  auto scratch = std::make_unique<std::byte[]>(bytes);
+  if (in) std::memcpy(scratch.get(), in, bytes);
+  MPI_Request request;
+  check_mpi(rank, call_of(operation, call).c_str(), start(scratch.get(), request));
+  try {
+    wait_collective(comm, rank, request, operation);
+  } catch (const Error&) {
+    static_cast<void>(scratch.release());
+    throw;
+  }
+  if (out && bytes) std::memcpy(out, scratch.get(), bytes);
+}
+
 }  // namespace
 
 void attach_collective_wait(MPI_Comm comm, const CollectiveWait* wait) {
@@ -83,34 +120,38 @@ void barrier(MPI_Comm comm, int rank, const char* operation) {
 
 void broadcast(MPI_Comm comm, int rank, void* buffer, int count, MPI_Datatype type, int root,
                const char* operation) {
-  MPI_Request request;
-  check_mpi(rank, call_of(operation, "MPI_Ibcast").c_str(),
-            MPI_Ibcast(buffer, count, type, root, comm, &request));
-  wait_collective(comm, rank, request, operation);
+  collect(comm, rank, buffer, buffer, bytes_of(type, static_cast<std::size_t>(count)), operation,
+          "MPI_Ibcast", [&](void* scratch, MPI_Request& request) {
+            return MPI_Ibcast(scratch, count, type, root, comm, &request);
+          });
 }
 
 void allreduce(MPI_Comm comm, int rank, const void* mine, void* result, int count,
                MPI_Datatype type, MPI_Op op, const char* operation) {
-  MPI_Request request;
-  check_mpi(rank, call_of(operation, "MPI_Iallreduce").c_str(),
-            MPI_Iallreduce(mine, result, count, type, op, comm, &request));
-  wait_collective(comm, rank, request, operation);
+  collect(comm, rank, nullptr, result, bytes_of(type, static_cast<std::size_t>(count)), operation,
+          "MPI_Iallreduce", [&](void* scratch, MPI_Request& request) {
+            return MPI_Iallreduce(mine, scratch, count, type, op, comm, &request);
+          });
 }
 
 void allgather(MPI_Comm comm, int rank, const void* mine, void* all, int count, MPI_Datatype type,
                const char* operation) {
-  MPI_Request request;
-  check_mpi(rank, call_of(operation, "MPI_Iallgather").c_str(),
-            MPI_Iallgather(mine, count, type, all, count, type, comm, &request));
-  wait_collective(comm, rank, request, operation);
+  collect(comm, rank, nullptr, all,
+          bytes_of(type, ranks_of(comm) * static_cast<std::size_t>(count)), operation,
+          "MPI_Iallgather", [&](void* scratch, MPI_Request& request) {
+            return MPI_Iallgather(mine, count, type, scratch, count, type, comm, &request);
+          });
 }
 
 void gather(MPI_Comm comm, int rank, const void* mine, void* all, int count, MPI_Datatype type,
             int root, const char* operation) {
-  MPI_Request request;
-  check_mpi(rank, call_of(operation, "MPI_Igather").c_str(),
-            MPI_Igather(mine, count, type, all, count, type, root, comm, &request));
-  wait_collective(comm, rank, request, operation);
+  // Only the root receives.
+  const std::size_t bytes =
+      rank == root ? bytes_of(type, ranks_of(comm) * static_cast<std::size_t>(count)) : 0;
+  collect(comm, rank, nullptr, all, bytes, operation, "MPI_Igather",
+          [&](void* scratch, MPI_Request& request) {
+            return MPI_Igather(mine, count, type, scratch, count, type, root, comm, &request);
+          });
 }
 
 std::vector<std::vector<std::byte>> allgather_blobs(MPI_Comm comm,
@@ -134,11 +175,11 @@ std::vector<std::vector<std::byte>> allgather_blobs(MPI_Comm comm,
         Errc::invalid_argument, rank,
         "bootstrap exchange of " + std::to_string(total) + " bytes exceeds MPI's int counts");
   std::vector<std::byte> all(static_cast<std::size_t>(total));
-  MPI_Request request;
-  check_mpi(rank, "bootstrap exchange (MPI_Iallgatherv)",
-            MPI_Iallgatherv(mine.data(), my_length, MPI_BYTE, all.data(), lengths.data(),
-                            displacements.data(), MPI_BYTE, comm, &request));
-  wait_collective(comm, rank, request, "bootstrap exchange");
+  collect(comm, rank, nullptr, all.data(), all.size(), "bootstrap exchange", "MPI_Iallgatherv",
+          [&](void* scratch, MPI_Request& request) {
+            return MPI_Iallgatherv(mine.data(), my_length, MPI_BYTE, scratch, lengths.data(),
+                                   displacements.data(), MPI_BYTE, comm, &request);
+          });
   std::vector<std::vector<std::byte>> blobs(size);
   for (int r = 0; r < size; ++r)
     blobs[r].assign(all.begin() + displacements[r], all.begin() + displacements[r] + lengths[r]);
