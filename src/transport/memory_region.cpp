@@ -187,9 +187,12 @@ void Transport::deregister(MemoryRegion& region, std::function<void()> free_memo
       s.barrier();  // every peer has completed its operations on the region
       agreed = true;
     } catch (const Error&) {
-      // Nobody is known to be done with the memory.
-      if (region.valid()) s.release_region(*region.state_, false, std::move(free_memory));
-      region = MemoryRegion();
+      // A peer died meanwhile: nobody is known to be done with the memory.
+      // (Ranks that disagreed keep their region, as before the call.)
+      if (s.lost.load(std::memory_order_relaxed)) {
+        if (region.valid()) s.release_region(*region.state_, false, std::move(free_memory));
+        region = MemoryRegion();
+      }
       throw;
     }
   } else if (!finalized) {
