@@ -6,6 +6,8 @@
 // page costs one remote atomic per rank at most.
 #pragma once
 
+#include <mpi.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -19,7 +21,7 @@ class HomeDirectory {
   static constexpr int undecided = -2;
 
   // Collective.
-  HomeDirectory(Transport& transport, std::size_t pages, bool direct_access);
+  HomeDirectory(MPI_Comm comm, Transport& transport, std::size_t pages, bool direct_access);
 
   // The home this rank knows for `page`, or `undecided`.
   int known(std::size_t page) const {

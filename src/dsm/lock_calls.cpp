@@ -98,7 +98,7 @@ Transport::Answer LockTable::answer_acquire(void* context, int source, const std
 }
 
 bool LockTable::append_through_call(std::size_t id, std::uint64_t epoch,
-                                    const std::vector<std::uint64_t>& notices, bool free) {
+                                    std::span<const std::uint64_t> notices, bool free) {
   ReleaseCall& call = release_call;
   // Only the newest ring_entries notices can be kept.
   const std::size_t kept = std::min(notices.size(), LockRecordLayout::ring_entries);

@@ -10,36 +10,31 @@
 
 namespace mpidsm::detail {
 
-LockTable::LockTable(Transport& transport, std::size_t locks)
+LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks, bool direct_access)
     : transport_(transport),
       locks_(locks),
       ranks_(static_cast<std::size_t>(transport.size())),
       me_(static_cast<std::uint64_t>(transport.rank()) + 1),
       nodes_base_((locks + ranks_ - 1) / ranks_ * LockRecordLayout::bytes),
-      memory_(transport.allocate(nodes_base_ + locks * sizeof(QueueNode), true)),
-      seen_epoch_(locks, 0),
-      seen_count_(locks, 0),
+      words_(comm, transport, nodes_base_ + locks * sizeof(QueueNode), direct_access,
+             "DSM lock table (MPIDSM_LOCKS=" + std::to_string(locks / 2) + ", as many flags)"),
+      seen_epoch_(locks),
+      seen_count_(locks),
       acquire_handler_(transport.add_answering_handler(answer_acquire, this)),
       release_handler_(transport.add_answering_handler(answer_release, this)),
-      freed_(locks, 0),
+      freed_(locks),
       by_call_(transport.all_reach_through_messages(
-          true, [this](int peer) { return memory_.mapped(peer) != nullptr; })) {}
+          true, [this](int peer) { return words_.maps(peer); })) {}
 
 LockTable::~LockTable() {
-  if (!memory_.valid()) return;  // abandoned
+  if (!words_.region().valid()) return;  // abandoned
   // Every rank is here (collective), so no call to the handler is in flight.
   transport_.remove_remote_handler(acquire_handler_);
   transport_.remove_remote_handler(release_handler_);
-  try {
-    transport_.deregister(memory_);
-  } catch (const Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-  }
 }
 
 LockTable::QueueNode& LockTable::my_node(std::size_t id) const {
-  return *reinterpret_cast<QueueNode*>(static_cast<std::byte*>(memory_.local_base()) +
-                                       node_offset(id));
+  return words_.local<QueueNode>(node_offset(id));
 }
 
 std::uint64_t LockTable::wait_for_nonzero(const std::uint64_t& word) {
@@ -55,13 +50,11 @@ std::uint64_t LockTable::wait_for_nonzero(const std::uint64_t& word) {
 }
 
 void LockTable::set_flag(std::size_t id, std::uint64_t value) {
-  transport_.atomic_fetch<std::uint64_t>(AtomicOp::swap, home(id), memory_,
-                                         record_offset(id) + LockRecordLayout::flag, value);
+  words_.swap<std::uint64_t>(home(id), record_offset(id) + LockRecordLayout::flag, value);
 }
 
 std::uint64_t LockTable::flag(std::size_t id) {
-  return transport_.atomic_fetch<std::uint64_t>(AtomicOp::add, home(id), memory_,
-                                                record_offset(id) + LockRecordLayout::flag, 0);
+  return words_.load<std::uint64_t>(home(id), record_offset(id) + LockRecordLayout::flag);
 }
 
 void LockTable::acquire(std::size_t id) {
@@ -73,14 +66,11 @@ void LockTable::acquire(std::size_t id) {
   const std::uint64_t predecessor =
       calls(home_rank)
           ? acquire_through_call(id)
-          : transport_.atomic_fetch<std::uint64_t>(AtomicOp::swap, home_rank, memory_,
-                                                   record_offset(id) + LockRecordLayout::tail, me_);
+          : words_.swap<std::uint64_t>(home_rank, record_offset(id) + LockRecordLayout::tail, me_);
   if (predecessor == 0) return;
   const int pred = static_cast<int>(predecessor - 1);
   // The predecessor's next is 0 until this add: the add is the link.
-  transport_.atomic_post<std::uint64_t>(AtomicOp::add, pred, memory_,
-                                        node_offset(id) + offsetof(QueueNode, next), me_);
-  transport_.flush(pred);
+  words_.add<std::uint64_t>(pred, node_offset(id) + offsetof(QueueNode, next), me_);
   wait_for_nonzero(node.granted);
 }
 
@@ -94,21 +84,18 @@ void LockTable::release(std::size_t id) {
       std::atomic_ref<std::uint64_t>(node.next).load(std::memory_order_acquire);
   if (successor == 0) {
     const int home_rank = home(id);
-    const std::uint64_t tail =
-        transport_.atomic_fetch<std::uint64_t>(AtomicOp::compare_swap, home_rank, memory_,
-                                               record_offset(id) + LockRecordLayout::tail, 0, me_);
+    const std::uint64_t tail = words_.compare_swap<std::uint64_t>(
+        home_rank, record_offset(id) + LockRecordLayout::tail, me_, 0);
     if (tail == me_) return;  // nobody queued: the lock is free
     // Someone swapped itself in after us and is about to link.
     successor = wait_for_nonzero(node.next);
   }
   const int next = static_cast<int>(successor - 1);
-  transport_.atomic_post<std::uint64_t>(AtomicOp::add, next, memory_,
-                                        node_offset(id) + offsetof(QueueNode, granted), 1);
-  transport_.flush(next);
+  words_.add<std::uint64_t>(next, node_offset(id) + offsetof(QueueNode, granted), 1);
 }
 
 void LockTable::append_notices(std::size_t id, std::uint64_t epoch,
-                               const std::vector<std::uint64_t>& notices) {
+                               std::span<const std::uint64_t> notices) {
   if (notices.empty()) return;
   const int home_rank = home(id);
   if (calls(home_rank)) {
@@ -125,7 +112,7 @@ void LockTable::append_notices(std::size_t id, std::uint64_t epoch,
   // holder appends: a round trip to the home is needed only when a barrier
   // began a new epoch while the lock was held.
   if (seen_epoch_[id] != epoch) {
-    transport_.get(home_rank, memory_, record + LockRecordLayout::header, &header, sizeof header);
+    words_.get(home_rank, record + LockRecordLayout::header, &header, sizeof header);
     if (header.epoch != epoch) header = {epoch, 0};
   }
   // Only the newest ring_entries notices can be kept.
@@ -137,15 +124,15 @@ void LockTable::append_notices(std::size_t id, std::uint64_t epoch,
   RingSpan spans[2];
   const std::uint64_t* source = notices.data() + skip;
   for (int s = 0, n = ring_spans(from, to, LockRecordLayout::ring_entries, spans); s < n; ++s) {
-    transport_.put_nbi(home_rank, memory_,
-                       record + LockRecordLayout::ring + spans[s].index * sizeof(std::uint64_t),
-                       source, spans[s].length * sizeof(std::uint64_t));
+    words_.put_nbi(home_rank,
+                   record + LockRecordLayout::ring + spans[s].index * sizeof(std::uint64_t), source,
+                   spans[s].length * sizeof(std::uint64_t));
     source += spans[s].length;
   }
   header.count = to;
   // Readers read only once they hold the lock, after this flush: no fence needed.
-  transport_.put_nbi(home_rank, memory_, record + LockRecordLayout::header, &header, sizeof header);
-  transport_.flush(home_rank);
+  words_.put_nbi(home_rank, record + LockRecordLayout::header, &header, sizeof header);
+  words_.flush(home_rank);
   // This rank read the log when it acquired the lock and nobody appended since.
   seen_epoch_[id] = epoch;
   seen_count_[id] = to;
@@ -160,7 +147,7 @@ bool LockTable::read_new_notices(std::size_t id, std::uint64_t epoch,
   if (answered)
     header = answered->header;
   else
-    transport_.get(home_rank, memory_, record + LockRecordLayout::header, &header, sizeof header);
+    words_.get(home_rank, record + LockRecordLayout::header, &header, sizeof header);
   const std::uint64_t from = seen_epoch_[id] == epoch ? seen_count_[id] : 0;
   const std::uint64_t to = header.epoch == epoch ? header.count : 0;
   seen_epoch_[id] = epoch;
@@ -178,12 +165,12 @@ bool LockTable::read_new_notices(std::size_t id, std::uint64_t epoch,
   }
   RingSpan spans[2];
   for (int s = 0, n = ring_spans(from, to, LockRecordLayout::ring_entries, spans); s < n; ++s) {
-    transport_.get_nbi(home_rank, memory_,
-                       record + LockRecordLayout::ring + spans[s].index * sizeof(std::uint64_t),
-                       target, spans[s].length * sizeof(std::uint64_t));
+    words_.get_nbi(home_rank,
+                   record + LockRecordLayout::ring + spans[s].index * sizeof(std::uint64_t), target,
+                   spans[s].length * sizeof(std::uint64_t));
     target += spans[s].length;
   }
-  transport_.flush(home_rank);
+  words_.flush(home_rank);
   return true;
 }
 

@@ -3,8 +3,8 @@
 // (the lock's home only holds the queue tail word, reached by remote atomics).
 // Each lock's home also keeps the lock's write-notice log (notice_log.hpp).
 //
-// Memory, collectively allocated by UCX (so same-node peers reach it by
-// load/store): per rank, the records of the locks homed here (id % ranks ==
+// Memory, in shared words (shared_words.hpp: committed as used, CPU atomics
+// where every rank maps every other): per rank, the records of the locks homed here (id % ranks ==
 // rank, 1 KiB each) and one queue node per lock id (16 bytes) for this
 // rank's own waiting.
 //
@@ -22,20 +22,23 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
+#include "lazy_array.hpp"
 #include "mpidsm/transport.hpp"
 #include "notice_log.hpp"
+#include "shared_words.hpp"
 
 namespace mpidsm::detail {
 
 class LockTable {
  public:
   // Collective.
-  LockTable(Transport& transport, std::size_t locks);
+  LockTable(MPI_Comm comm, Transport& transport, std::size_t locks, bool direct_access);
   ~LockTable();  // collective
   // The transport is gone: forget the table without deregistering it.
-  void abandon_transport() { memory_ = MemoryRegion(); }
+  void abandon_transport() { words_.abandon_transport(); }
   LockTable(const LockTable&) = delete;
   LockTable& operator=(const LockTable&) = delete;
 
@@ -54,8 +57,7 @@ class LockTable {
   // Holder only. Appends notices to the lock's log; remote completion on
   // return. Through a call it may free the lock too: release() then has
   // nothing left to do.
-  void append_notices(std::size_t id, std::uint64_t epoch,
-                      const std::vector<std::uint64_t>& notices);
+  void append_notices(std::size_t id, std::uint64_t epoch, std::span<const std::uint64_t> notices);
   // Holder only. The notices appended since this rank last read the log in
   // `epoch`, into `out`; false when more were appended than the ring keeps.
   // Right after an acquire() that took a free lock through a call, from its
@@ -104,7 +106,7 @@ class LockTable {
   const AcquireAnswer* take_answer(std::size_t id) const;
   // The call path of append_notices(): true when the call freed the lock.
   bool append_through_call(std::size_t id, std::uint64_t epoch,
-                           const std::vector<std::uint64_t>& notices, bool free);
+                           std::span<const std::uint64_t> notices, bool free);
   // At the home, inside its progress: swaps the caller in and answers.
   static Transport::Answer answer_acquire(void* context, int source, const std::byte* bytes,
                                           std::size_t size);
@@ -114,7 +116,7 @@ class LockTable {
                                           std::size_t size);
   // The lock record of `id`, homed here.
   std::byte* local_record(std::size_t id) const {
-    return static_cast<std::byte*>(memory_.local_base()) + record_offset(id);
+    return &words_.local<std::byte>(record_offset(id));
   }
   // The entries [from, to) of the log homed here, into `out`.
   void copy_entries(std::size_t id, std::uint64_t from, std::uint64_t to, std::uint64_t* out) const;
@@ -124,18 +126,16 @@ class LockTable {
   std::size_t ranks_;
   std::uint64_t me_;  // this rank + 1 (0 means "nobody")
   std::size_t nodes_base_;
-  MemoryRegion memory_;
-  std::vector<std::uint64_t> seen_epoch_;  // per id: epoch of seen_count_
-  std::vector<std::uint64_t> seen_count_;  // per id: log entries already read
+  SharedWords words_;
+  LazyArray<std::uint64_t> seen_epoch_;  // per id: epoch of seen_count_
+  LazyArray<std::uint64_t> seen_count_;  // per id: log entries already read
   std::uint32_t acquire_handler_, release_handler_;
-  std::vector<std::uint8_t> freed_;  // per id: append_notices freed the lock
+  LazyArray<std::uint8_t> freed_;  // per id: append_notices freed the lock
   // Every rank reaches every home it does not map through messages
   // (agreed), so that no NIC atomic races the home's CPU atomics on a tail:
   // acquire() and append_notices() then call the homes they do not map.
   bool by_call_;
-  bool calls(int home) const {
-    return by_call_ && home != transport_.rank() && memory_.mapped(home) == nullptr;
-  }
+  bool calls(int home) const { return by_call_ && home != transport_.rank() && !words_.maps(home); }
   // The home's answer: handlers run one at a time (inside the worker's
   // progress), and a transient answer leaves before the next.
   AcquireAnswer answer_{};

@@ -1,12 +1,10 @@
 #include "region.hpp"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <random>
@@ -90,19 +88,11 @@ bool merges_again(std::byte* view, std::size_t page) {
                         reinterpret_cast<std::uintptr_t>(view + 3 * page)) == 1;
 }
 
-// What each rank tells the others so that same-node peers map its memfd.
-struct Published {
-  std::int64_t pid;
-  std::int64_t fd;
-};
-
 }  // namespace
 
-DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size, bool direct_access)
-    : transport_(transport), size_(size) {
-  int rank = 0, ranks = 0;
+DsmRegion::View::View(MPI_Comm comm, std::size_t size) : size(size) {
+  int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &ranks);
   // Rank 0 proposes an address it reserved; the others try to reserve the
   // same range. A refused proposal is kept reserved by rank 0 while it
   // proposes the next, so it never proposes the same range twice.
@@ -132,112 +122,43 @@ DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size, bool
     throw Error(Errc::no_memory, rank,
                 "DSM region: no virtual address range of " + std::to_string(size) +
                     " bytes (MPIDSM_DSM_SIZE) is free on every rank");
-  view_ = static_cast<std::byte*>(agreed);
-  peers_.assign(static_cast<std::size_t>(ranks), nullptr);
-
-  std::optional<Error> error;
-  if (const std::string failure = map_views(); !failure.empty())
-    error.emplace(Errc::no_memory, rank, "DSM region: " + failure);
-  try {
-    throw_if_any_failed(comm, rank, error, "DSM region set-up");
-    master_region_ = transport.register_memory(master_, size);
-    peers_[static_cast<std::size_t>(rank)] = master_;
-    if (direct_access) map_peers(comm, rank);
-  } catch (const Error&) {
-    release();
-    throw;
-  }
+  at = static_cast<std::byte*>(agreed);
 }
 
-// Both views of one memfd; every resulting address is checked, never trusted
-// (a libc wrapper may be replaced by UCX's memory hooks).
-std::string DsmRegion::map_views() {
-  fd_ = memfd_create("mpidsm-dsm", MFD_CLOEXEC);
-  if (fd_ < 0 || ftruncate(fd_, static_cast<off_t>(size_)) != 0)
-    return "memfd of " + std::to_string(size_) + " bytes: " + std::strerror(errno);
-  void* view = mmap(view_, size_, PROT_NONE, MAP_SHARED | MAP_FIXED, fd_, 0);
-  if (view != view_) {
+DsmRegion::View::~View() {
+  munmap(at, size);
+}
+
+DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size, bool direct_access)
+    : view_(comm, size),
+      master_(comm, transport, size, direct_access,
+              "DSM region of " + std::to_string(size) + " bytes (MPIDSM_DSM_SIZE)") {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::optional<Error> error;
+  if (const std::string failure = map_view(); !failure.empty())
+    error.emplace(Errc::no_memory, rank, "DSM region: " + failure);
+  throw_if_any_failed(comm, rank, error, "DSM region set-up");
+}
+
+// The master's memfd over the reserved range; every resulting address is
+// checked, never trusted (a libc wrapper may be replaced by UCX's memory
+// hooks).
+std::string DsmRegion::map_view() {
+  void* view = mmap(view_.at, view_.size, PROT_NONE, MAP_SHARED | MAP_FIXED, master_.fd(), 0);
+  if (view != view_.at) {
     if (view == MAP_FAILED)
       return std::string("mapping the application view: ") + std::strerror(errno);
     return "mapping the application view: placed at the wrong address";
   }
-  void* master = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-  if (master == MAP_FAILED) return std::string("mapping the master view: ") + std::strerror(errno);
-  master_ = static_cast<std::byte*>(master);
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  if (!same_memory(view_, master_, page))
+  if (!same_memory(view_.at, master_.local(), page))
     return "the application view and the master copy are not the same memory (a store through "
            "one is not seen through the other)";
-  if (size_ >= 3 * page && !merges_again(view_, page))
+  if (view_.size >= 3 * page && !merges_again(view_.at, page))
     return "the application view's mappings do not merge again once split (protection changes "
            "would exhaust vm.max_map_count)";
   return {};
-}
-
-// Peers UCX reaches through shared memory (a probe allocation tells, so
-// ranks on other nodes, or in other IPC namespaces, are never mapped) map
-// each other's memfd. A peer whose memfd cannot be opened (another user, a
-// different PID namespace) is reached through UCX instead.
-void DsmRegion::map_peers(MPI_Comm comm, int rank) {
-  MemoryRegion probe = transport_.allocate(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
-  std::vector<bool> same_node(peers_.size());
-  for (std::size_t peer = 0; peer < peers_.size(); ++peer)
-    same_node[peer] = probe.mapped(static_cast<int>(peer)) != nullptr;
-  transport_.deregister(probe);
-  const Published mine{getpid(), fd_};
-  std::vector<Published> all(peers_.size());
-  allgather(comm, rank, &mine, all.data(), 2, MPI_INT64_T, "DSM region set-up");
-  for (std::size_t peer = 0; peer < peers_.size(); ++peer) {
-    if (static_cast<int>(peer) == rank || !same_node[peer]) continue;
-    const std::string path =
-        "/proc/" + std::to_string(all[peer].pid) + "/fd/" + std::to_string(all[peer].fd);
-    const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-    if (fd < 0) continue;
-    void* at = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (at != MAP_FAILED) peers_[peer] = static_cast<std::byte*>(at);
-  }
-  // Nobody closes its memfd before every peer opened it (the destructor is
-  // collective too).
-  barrier(comm, rank, "DSM region set-up");
-}
-
-bool DsmRegion::every_peer_mapped() const {
-  for (std::byte* peer : peers_)
-    if (!peer) return false;
-  return true;
-}
-
-void DsmRegion::discard(std::size_t offset, std::size_t bytes) {
-  madvise(master_ + offset, bytes, MADV_REMOVE);
-}
-
-DsmRegion::~DsmRegion() {
-  release();
-}
-
-void DsmRegion::release() noexcept {
-  for (std::size_t peer = 0; peer < peers_.size(); ++peer)
-    if (peers_[peer] && peers_[peer] != master_) munmap(peers_[peer], size_);
-  peers_.clear();
-  if (view_) munmap(view_, size_);
-  view_ = nullptr;
-  // Peers may reach the master copy until the transport says they cannot.
-  auto unmap_master = [master = master_, size = size_] {
-    if (master) munmap(master, size);
-  };
-  master_ = nullptr;
-  if (master_region_.valid()) {
-    try {
-      transport_.deregister(master_region_, unmap_master);  // collective, as the constructor
-    } catch (const Error& e) {
-      std::fprintf(stderr, "%s\n", e.what());
-    }
-  } else {
-    unmap_master();
-  }
-  if (fd_ >= 0) close(fd_);
-  fd_ = -1;
 }
 
 }  // namespace mpidsm::detail

@@ -19,9 +19,9 @@
 
 #include <cstddef>
 #include <string>
-#include <vector>
 
 #include "mpidsm/transport.hpp"
+#include "shared_memfd.hpp"
 
 namespace mpidsm::detail {
 
@@ -31,41 +31,44 @@ class DsmRegion {
   // naming the size when none is found), maps both views and registers the
   // master; with `direct_access`, maps same-node peers' masters too.
   DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size, bool direct_access);
-  ~DsmRegion();  // collective
+  ~DsmRegion() = default;  // collective (the master's deregistration)
   // The transport is gone: forget the registration (the mappings and the
   // memfd are still this process's to undo).
-  void abandon_transport() { master_region_ = MemoryRegion(); }
+  void abandon_transport() { master_.abandon_transport(); }
   DsmRegion(const DsmRegion&) = delete;
   DsmRegion& operator=(const DsmRegion&) = delete;
 
-  std::byte* view() const { return view_; }      // the application's view
-  std::byte* master() const { return master_; }  // read-write, registered with UCX
-  const MemoryRegion& master_region() const { return master_region_; }
+  std::byte* view() const { return view_.at; }           // the application's view
+  std::byte* master() const { return master_.local(); }  // read-write, registered with UCX
+  const MemoryRegion& master_region() const { return master_.region(); }
   // Rank `peer`'s master mapped here (this rank's own for itself), or
   // nullptr when only UCX reaches it.
-  std::byte* peer_master(int peer) const { return peers_[static_cast<std::size_t>(peer)]; }
-  bool every_peer_mapped() const;
-  std::size_t size() const { return size_; }
+  std::byte* peer_master(int peer) const { return master_.peer(peer); }
+  bool every_peer_mapped() const { return master_.every_peer_mapped(); }
+  std::size_t size() const { return view_.size; }
   // Drops the memory of [offset, offset+bytes) so it reads as zero again, for
   // every rank mapping it.
-  void discard(std::size_t offset, std::size_t bytes);
+  void discard(std::size_t offset, std::size_t bytes) { master_.discard(offset, bytes); }
   bool contains(const void* address) const {
     auto* at = static_cast<const std::byte*>(address);
-    return at >= view_ && at < view_ + size_;
+    return at >= view_.at && at < view_.at + view_.size;
   }
 
  private:
-  std::string map_views();  // returns what failed, or ""
-  void map_peers(MPI_Comm comm, int rank);
-  void release() noexcept;
+  // The view's address range, reserved at the same address on every rank
+  // (collective), then the memfd mapped over it; unmapped at destruction.
+  struct View {
+    View(MPI_Comm comm, std::size_t size);
+    ~View();
+    View(const View&) = delete;
+    View& operator=(const View&) = delete;
+    std::byte* at = nullptr;
+    std::size_t size = 0;
+  };
+  std::string map_view();  // returns what failed, or ""
 
-  Transport& transport_;
-  MemoryRegion master_region_;
-  int fd_ = -1;
-  std::size_t size_ = 0;
-  std::byte* view_ = nullptr;
-  std::byte* master_ = nullptr;
-  std::vector<std::byte*> peers_;  // per rank; owned mappings except this rank's
+  View view_;
+  SharedMemfd master_;
 };
 
 }  // namespace mpidsm::detail

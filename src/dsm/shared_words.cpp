@@ -1,57 +1,40 @@
 #include "shared_words.hpp"
 
-#include <atomic>
-#include <cstdio>
+#include <unistd.h>
 
-#include "mpidsm/error.hpp"
+#include "transport/mpi_exchange.hpp"
 
 namespace mpidsm::detail {
 
-SharedWords::SharedWords(Transport& transport, std::size_t bytes, bool direct_access)
-    : transport_(transport), memory_(transport.allocate(bytes, true)) {
-  if (direct_access && memory_.all_mapped())
+SharedWords::SharedWords(MPI_Comm comm, Transport& transport, std::size_t bytes, bool direct_access,
+                         const std::string& what)
+    : transport_(transport),
+      memory_(comm, transport, bytes, direct_access, what),
+      cpu_(static_cast<std::size_t>(transport.size()), nullptr) {
+  // Agreed, so that no rank's CPU atomics meet another's NIC atomics.
+  const int mine = direct_access && memory_.every_peer_mapped();
+  int all = 0;
+  allreduce(comm, transport.rank(), &mine, &all, 1, MPI_INT, MPI_MIN, what.c_str());
+  direct_ = all != 0;
+  const bool through_messages =
+      transport.all_reach_through_messages(direct_access, [this](int peer) { return maps(peer); });
+  if (direct_ || through_messages)
     for (int peer = 0; peer < transport.size(); ++peer)
-      mapped_.push_back(static_cast<std::byte*>(memory_.mapped(peer)));
+      cpu_[static_cast<std::size_t>(peer)] = memory_.peer(peer);
 }
 
-SharedWords::~SharedWords() {
-  if (!memory_.valid()) return;  // abandoned
-  try {
-    transport_.deregister(memory_);
-  } catch (const Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-  }
-}
-
-std::uint32_t SharedWords::swap32(int rank, std::size_t offset, std::uint32_t value) {
-  if (!direct())
-    return transport_.atomic_fetch<std::uint32_t>(AtomicOp::swap, rank, memory_, offset, value);
-  return std::atomic_ref<std::uint32_t>(mapped<std::uint32_t>(rank, offset)).exchange(value);
-}
-
-std::uint32_t SharedWords::compare_swap32(int rank, std::size_t offset, std::uint32_t expected,
-                                          std::uint32_t desired) {
-  if (!direct())
-    return transport_.atomic_fetch<std::uint32_t>(AtomicOp::compare_swap, rank, memory_, offset,
-                                                  desired, expected);
-  std::atomic_ref<std::uint32_t>(mapped<std::uint32_t>(rank, offset))
-      .compare_exchange_strong(expected, desired);
-  return expected;  // the previous value either way
-}
-
-std::uint32_t SharedWords::load32(int rank, std::size_t offset) {
-  if (!direct())
-    return transport_.atomic_fetch<std::uint32_t>(AtomicOp::add, rank, memory_, offset, 0);
-  return std::atomic_ref<std::uint32_t>(mapped<std::uint32_t>(rank, offset)).load();
-}
-
-void SharedWords::add64(int rank, std::size_t offset, std::uint64_t value) {
-  if (!direct()) {
-    transport_.atomic_post<std::uint64_t>(AtomicOp::add, rank, memory_, offset, value);
-    transport_.flush(rank);
+void SharedWords::clear_local(std::size_t offset, std::size_t bytes) {
+  static const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t end = offset + bytes;
+  const std::size_t inner_begin = (offset + page - 1) / page * page;
+  const std::size_t inner_end = end / page * page;
+  if (inner_begin >= inner_end) {
+    std::memset(memory_.local() + offset, 0, bytes);
     return;
   }
-  std::atomic_ref<std::uint64_t>(mapped<std::uint64_t>(rank, offset)).fetch_add(value);
+  std::memset(memory_.local() + offset, 0, inner_begin - offset);
+  memory_.discard(inner_begin, inner_end - inner_begin);
+  std::memset(memory_.local() + inner_end, 0, end - inner_end);
 }
 
 }  // namespace mpidsm::detail

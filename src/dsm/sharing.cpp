@@ -6,10 +6,10 @@
 
 namespace mpidsm::detail {
 
-SharingRecord::SharingRecord(Transport& transport, std::size_t pages, std::size_t max_batch,
-                             bool direct_access)
+SharingRecord::SharingRecord(MPI_Comm comm, Transport& transport, std::size_t pages,
+                             std::size_t max_batch, bool direct_access)
     : transport_(transport),
-      words_(transport, count_offset(pages), direct_access),
+      words_(comm, transport, count_offset(pages), direct_access, "DSM sharing record"),
       local_(pages),
       staged_(2 * max_batch) {
   unwritten_.reserve(static_cast<std::size_t>(transport.size()) * max_batch);

@@ -6,8 +6,8 @@
 // elsewhere is dropped (JIAJIA's adaptive write detection, without its
 // re-protection of every home page at each barrier).
 //
-// Per rank, in memory every rank allocates through UCX (so same-node peers
-// use CPU atomics on it): a 32-bit sharer count per region page, and the copy
+// Per rank, in shared words (shared_words.hpp: same-node peers use CPU
+// atomics on them): a 32-bit sharer count per region page, and the copy
 // log (copy_log.hpp) naming pages that gained a copy. A fetcher counts itself
 // and logs the page before reading it; a rank dropping a copy (invalidation,
 // eviction) uncounts itself. The home reads only its log at release, so the
@@ -25,6 +25,8 @@
 // always after its own +1, so a count can be high for a while, never low.
 #pragma once
 
+#include <mpi.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -38,7 +40,8 @@ namespace mpidsm::detail {
 class SharingRecord {
  public:
   // Collective.
-  SharingRecord(Transport& transport, std::size_t pages, std::size_t max_batch, bool direct_access);
+  SharingRecord(MPI_Comm comm, Transport& transport, std::size_t pages, std::size_t max_batch,
+                bool direct_access);
 
   // Fetcher side, before reading `pages` (count of them, increasing) from
   // `home`: this rank now holds copies of them. Through UCX, returns true:
