@@ -29,6 +29,7 @@
 #include "fault_servicer.hpp"
 #include "home_directory.hpp"
 #include "lazy_array.hpp"
+#include "lazy_vector.hpp"
 #include "lock_table.hpp"
 #include "mapping_budget.hpp"
 #include "mpidsm/dsm.hpp"
@@ -188,7 +189,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   void invalidate_all_cached();
   // Scratch kept across barriers, so a barrier allocates nothing once warm.
   struct BarrierScratch {
-    std::vector<std::int64_t> outgoing, counts, incoming;
+    detail::LazyVector<std::int64_t> outgoing;  // reserved for every page
+    std::vector<std::int64_t> counts, incoming;
     std::vector<std::int64_t> records;  // per rank: count, then its inline notices
     std::vector<int> sizes, offsets;
     // BarrierUpdates::kMasks masks of a bit per rank each.
@@ -301,7 +303,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   bool exchange_counts(std::int64_t mine, BarrierScratch& x);
   static void lay_out_incoming(BarrierScratch& x, std::int64_t total);
   void node_barrier();
-  void forget_notices(std::vector<std::int64_t>& notices);
+  void forget_notices(std::span<const std::int64_t> notices);
   void record_notice_of_barrier(std::int64_t notice);
   void forget_lock_notices(std::size_t count);
 
@@ -368,17 +370,17 @@ class Dsm::Engine final : public detail::FaultTarget {
   // never run out (memory only for slots in use).
   detail::LazyArray<std::byte> twins_;
   std::vector<std::int32_t> free_twins_;
-  std::vector<std::byte> scratch_;               // one page: snapshots and refreshes
-  std::vector<std::size_t> dirty_;               // pages written since the last release
-  std::vector<std::int64_t> notices_;            // pages released since the last barrier
-  std::vector<std::uint64_t> lock_notices_;      // pages released since the last unlock
-  std::vector<std::uint64_t> acquired_notices_;  // scratch for lock()
-  std::vector<std::size_t> batch_;               // scratch for fetches
-  std::vector<std::size_t> counted_uncached_;    // keep_counted's pages, until the next barrier
-  std::vector<Request> gets_;                    // a fetch's gets in flight
-  std::vector<std::size_t> fetched_;             // note_fetched (capacity reserved: the fault path)
-  std::vector<std::size_t> subscribed_;          // this barrier's subscriptions
-  std::vector<std::size_t> awaited_;             // subscribed pages a notice names
+  std::vector<std::byte> scratch_;                  // one page: snapshots and refreshes
+  detail::LazyVector<std::size_t> dirty_;           // pages written since the last release
+  detail::LazyVector<std::int64_t> notices_;        // pages released since the last barrier
+  detail::LazyVector<std::uint64_t> lock_notices_;  // pages released since the last unlock
+  std::vector<std::uint64_t> acquired_notices_;     // scratch for lock()
+  std::vector<std::size_t> batch_;                  // scratch for fetches
+  std::vector<std::size_t> counted_uncached_;       // keep_counted's pages, until the next barrier
+  std::vector<Request> gets_;                       // a fetch's gets in flight
+  std::vector<std::size_t> fetched_;       // note_fetched (capacity reserved: the fault path)
+  std::vector<std::size_t> subscribed_;    // this barrier's subscriptions
+  std::vector<std::size_t> awaited_;       // subscribed pages a notice names
   std::vector<std::size_t> written_here_;  // sorted: pages homed here this release surely changed
   // Sorted: each definite notice of the barrier, and whether its writer is the page's home.
   std::vector<std::pair<std::size_t, bool>> noticed_;
@@ -393,8 +395,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   // Per page: sync_stamp_ when this rank last released it or learnt of
   // another rank's change to it (pairwise_sync.cpp: which pushes are safe).
   detail::LazyArray<std::uint64_t> changed_stamp_;
-  std::vector<bool> held_;               // per lock id: held by this rank
-  std::vector<std::thread::id> holder_;  // per lock id: the thread that took it
+  detail::LazyArray<std::uint8_t> held_;       // per lock id: held by this rank
+  detail::LazyArray<std::thread::id> holder_;  // per lock id: the thread that took it
   std::condition_variable lock_released_;
   std::size_t held_count_ = 0;
   std::atomic<std::uint64_t> epoch_{1};  // barriers completed + 1; lock logs are per epoch

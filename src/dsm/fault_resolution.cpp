@@ -391,6 +391,7 @@ void Dsm::Engine::leave_cache(std::size_t page) {
 }
 
 void Dsm::Engine::drop_registration(std::size_t page) {
+  if (!sharing_.holds_copy(page)) return;  // most pages of a freed allocation: no lookup
   const int home = home_of_page(page);
   if (sharing_.drop_copy(home, page)) homes_written_[static_cast<std::size_t>(home)] = true;
 }

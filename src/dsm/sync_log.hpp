@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace mpidsm::detail {
@@ -37,8 +38,7 @@ class SyncLog {
 
   // Appends to `out` what `peer` is owed (`since_barrier`: this rank's
   // notices since the last barrier) and marks it delivered.
-  void take(int peer, const std::vector<std::int64_t>& since_barrier,
-            std::vector<std::int64_t>& out) {
+  void take(int peer, std::span<const std::int64_t> since_barrier, std::vector<std::int64_t>& out) {
     if (overflowed_) reset();
     if (log_.capacity() < kMaxEntries) log_.reserve(kMaxEntries);
     active_ = true;

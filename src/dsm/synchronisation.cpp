@@ -173,7 +173,7 @@ void Dsm::Engine::barrier() {
 }
 
 // Pages leaving notices_ for a barrier's exchange may be noticed again.
-void Dsm::Engine::forget_notices(std::vector<std::int64_t>& notices) {
+void Dsm::Engine::forget_notices(std::span<const std::int64_t> notices) {
   for (std::int64_t notice : notices)
     listed_[notice_page(notice)] &= static_cast<std::uint8_t>(~kInNotices);
 }
