@@ -53,7 +53,7 @@ TEST(Config, RendezvousThresholdSizes) {
   EXPECT_NE(config_error({{"MPIDSM_RNDV_THRESH", "0"}}).find("above 0"), std::string::npos);
   EXPECT_NE(config_error({{"MPIDSM_RNDV_THRESH", "-4"}}).find("MPIDSM_RNDV_THRESH='-4'"),
             std::string::npos);
-  EXPECT_NE(config_error({{"MPIDSM_RNDV_THRESH", "12Q"}}).find("optional K, M or G suffix"),
+  EXPECT_NE(config_error({{"MPIDSM_RNDV_THRESH", "12Q"}}).find("optional K, M, G or T suffix"),
             std::string::npos);
   EXPECT_NE(config_error({{"MPIDSM_RNDV_THRESH", "99999999999999999999"}}).find("invalid"),
             std::string::npos);
@@ -64,6 +64,7 @@ TEST(Config, RendezvousThresholdSizes) {
 TEST(Config, HeapSizeAndDirectAccess) {
   EXPECT_EQ(parse({}).heap_size, std::size_t{128} << 20);
   EXPECT_EQ(parse({{"MPIDSM_HEAP_SIZE", "1G"}}).heap_size, std::size_t{1} << 30);
+  EXPECT_EQ(parse({{"MPIDSM_DSM_SIZE", "16T"}}).dsm_size, std::size_t{16} << 40);
   EXPECT_NE(config_error({{"MPIDSM_HEAP_SIZE", "100"}}).find("at least 4K"), std::string::npos);
   EXPECT_TRUE(parse({}).direct_access);
   EXPECT_FALSE(parse({{"MPIDSM_DIRECT_ACCESS", "off"}}).direct_access);

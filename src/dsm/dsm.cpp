@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "engine.hpp"
+#include "footprint.hpp"
 #include "transport/mpi_exchange.hpp"
 
 namespace mpidsm {
@@ -33,6 +34,8 @@ const DsmSettings& validated(const DsmSettings& settings, Runtime& runtime) {
                               static_cast<long long>(settings.locks)};
   detail::require_same_values(runtime.comm(), rank, kNames, values, Errc::collective_mismatch,
                               "Dsm");
+  detail::throw_if_any_failed(
+      runtime.comm(), rank, detail::refuse_unservable(settings, rank, runtime.size(), page), "Dsm");
   return settings;
 }
 

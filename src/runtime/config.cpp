@@ -129,7 +129,7 @@ const char* to_string(YieldMode mode) {
 }
 
 std::size_t parse_size(const char* variable, const std::string& text) {
-  constexpr const char* allowed = "a size in bytes with an optional K, M or G suffix";
+  constexpr const char* allowed = "a size in bytes with an optional K, M, G or T suffix";
   if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])))
     bad_value(variable, text, allowed);
   errno = 0;
@@ -144,6 +144,8 @@ std::size_t parse_size(const char* variable, const std::string& text) {
     shift = 20;
   else if (suffix == "G" || suffix == "g" || suffix == "GB" || suffix == "GiB")
     shift = 30;
+  else if (suffix == "T" || suffix == "t" || suffix == "TB" || suffix == "TiB")
+    shift = 40;
   else if (!suffix.empty())
     bad_value(variable, text, allowed);
   if (value > (std::numeric_limits<std::size_t>::max() >> shift))
