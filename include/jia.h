@@ -114,7 +114,8 @@ void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root);
 /** @{ */
 /** JIAJIA's run-time options. mpidsm's protocol has ADWD's and WVEC's effect
  * always; HMIG and LOADBAL are not implemented (a warning says so when they
- * are turned on); BROADCAST needs nothing. */
+ * are turned on); BROADCAST needs nothing. Any other option, or a value
+ * other than ON or OFF, ends the program with a message. */
 #ifndef ON
 #define OFF 0
 #define ON 1

@@ -192,6 +192,21 @@ std::vector<Case> catalogue() {
        [](World& w) { w.dsm.prefetch(static_cast<char*>(w.dsm.base()) + w.dsm.size(), 8); },
        Errc::out_of_range,
        {"Dsm::prefetch", "not inside the DSM region"}},
+      {"PrefetchOfUnallocatedMemory",
+       [](World& w) {
+         char* end = static_cast<char*>(w.dsm.base()) + w.dsm.size() - 64;
+         w.dsm.prefetch(end, 64);
+       },
+       Errc::unregistered,
+       {"Dsm::prefetch", "reach unallocated DSM memory at"}},
+      {"PrefetchPastTheEndOfAnAllocation",
+       [](World& w) {
+         auto* end = static_cast<char*>(w.dsm.base()) + w.dsm.size();
+         w.dsm.prefetch(w.shared,
+                        static_cast<std::size_t>(end - reinterpret_cast<char*>(w.shared)));
+       },
+       Errc::unregistered,
+       {"Dsm::prefetch", "reach unallocated DSM memory at"}},
       {"MakeAccessibleOutsideTheRegion",
        [](World& w) { (void)w.dsm.make_accessible(sink, sizeof sink, Access::read); },
        Errc::out_of_range,

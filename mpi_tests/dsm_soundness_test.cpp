@@ -356,11 +356,13 @@ TEST_F(DsmTest, ALocalFailureInAllocateLeavesNoAllocation) {
   if (me == bad) detail::inject_failure(detail::FailurePoint::allocate_homes);
   expect_collective_failure([&] { d.allocate<long>(4096, Placement::cyclic(1)); }, me, bad,
                             "injected failure");
-  long* data = d.allocate<long>(4096, Placement::cyclic(1));
+  // A page per rank, each homed on its rank, at any number of ranks.
+  const std::size_t per_page = d.page_size() / sizeof(long);
+  long* data = d.allocate<long>(per_page * static_cast<std::size_t>(n), Placement::cyclic(1));
   EXPECT_TRUE(agreed(data));
-  data[static_cast<std::size_t>(me) * 512] = me + 1;
+  data[static_cast<std::size_t>(me) * per_page] = me + 1;
   d.barrier();
-  for (int r = 0; r < n; ++r) EXPECT_EQ(data[static_cast<std::size_t>(r) * 512], r + 1);
+  for (int r = 0; r < n; ++r) EXPECT_EQ(data[static_cast<std::size_t>(r) * per_page], r + 1);
   d.barrier();
   d.free(data);
 }

@@ -1,9 +1,12 @@
-# cmake -DCOMMAND="<program;args>" -DEXPECT=<regex> -P expect_output.cmake
-# Runs COMMAND and fails unless it exits 0 and its output (stdout and stderr)
-# matches EXPECT: for behaviour visible only in what a program prints.
+# cmake -DCOMMAND="<program;args>" -DEXPECT=<regex> [-DEXPECT_FAILURE=ON] -P expect_output.cmake
+# Runs COMMAND and fails unless it exits 0 (with EXPECT_FAILURE: not 0) and
+# its output (stdout and stderr) matches EXPECT: for behaviour visible only in
+# what a program prints.
 execute_process(COMMAND ${COMMAND} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err
                 INPUT_FILE /dev/null)
-if(NOT status EQUAL 0)
+if(EXPECT_FAILURE AND status EQUAL 0)
+  message(FATAL_ERROR "exit status 0, expected a failure\n${out}\n${err}")
+elseif(NOT EXPECT_FAILURE AND NOT status EQUAL 0)
   message(FATAL_ERROR "exit status ${status}\n${out}\n${err}")
 endif()
 if(NOT "${out}${err}" MATCHES "${EXPECT}")

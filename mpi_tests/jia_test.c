@@ -108,6 +108,8 @@ static void test_messages(void) {
 
 int main(int argc, char** argv) {
   jia_init(argc, argv);
+  /* An option JIAJIA does not have ends the program with a message. */
+  if (argc > 1 && strcmp(argv[1], "--unknown-option") == 0) jia_config(99, ON);
   page = sysconf(_SC_PAGESIZE);
   const float started = jia_clock();
   CHECK(started >= 0 && started < 60);

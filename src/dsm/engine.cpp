@@ -361,6 +361,11 @@ void Dsm::Engine::prefetch(const void* address, std::size_t bytes) {
   check_in_region(address, bytes, "Dsm::prefetch");
   const auto* at = static_cast<const std::byte*>(address);
   detail::EngineLock guard(mutex_);
+  if (const auto page = first_unallocated(page_of(at), page_of(at + bytes - 1)))
+    throw Error(Errc::unregistered, rank_,
+                "Dsm::prefetch: " + std::to_string(bytes) + " bytes at " +
+                    detail::describe_address(address) + " reach unallocated DSM memory at " +
+                    detail::describe_address(view(*page)));
   std::size_t count = 0;
   int home = -1;
   auto flush_batch = [&] {
@@ -389,6 +394,19 @@ void Dsm::Engine::check_in_region(const void* address, std::size_t bytes,
     throw Error(Errc::out_of_range, rank_,
                 std::string(operation) + ": " + std::to_string(bytes) + " bytes at " +
                     detail::describe_address(address) + " are not inside the DSM region");
+}
+
+std::optional<std::size_t> Dsm::Engine::first_unallocated(std::size_t first,
+                                                          std::size_t last) const {
+  auto a = std::upper_bound(allocations_.begin(), allocations_.end(), first,
+                            [](std::size_t p, const Allocation& x) { return p < x.first; });
+  if (a == allocations_.begin()) return first;
+  --a;
+  if (first >= a->first + a->pages) return first;
+  // On through the allocations that follow each other without a gap.
+  for (std::size_t end = a->first + a->pages; end <= last; end = a->first + a->pages)
+    if (++a == allocations_.end() || a->first != end) return end;
+  return std::nullopt;
 }
 
 int Dsm::Engine::home_of_page(std::size_t page) const {

@@ -249,6 +249,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   // The home rank of a page, -1 when no allocation covers it, or
   // HomeDirectory::undecided for a first-touch page this rank has not seen homed.
   int home_of_page(std::size_t page) const;
+  // The first page of [first, last] no allocation covers, or none.
+  std::optional<std::size_t> first_unallocated(std::size_t first, std::size_t last) const;
   void become_home(std::size_t page);
   void place_homes(const Allocation& allocation);
   void check_placement(std::size_t bytes, const Placement& placement) const;

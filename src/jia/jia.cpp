@@ -332,6 +332,9 @@ void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root) {
 
 void jia_config(int option, int value) {
   state("jia_config");
+  if (value != OFF && value != ON)
+    die("jia_config: value " + std::to_string(value) + " for option " + std::to_string(option) +
+        " is neither ON (1) nor OFF (0)");
   switch (option) {
     case ADWD:       // mpidsm's homes write untracked while nobody copies a page
     case WVEC:       // diffs are always byte-exact
@@ -346,8 +349,8 @@ void jia_config(int option, int value) {
                      option == HMIG ? "HMIG" : "LOADBAL");
       return;
   }
-  if (jia_pid == 0)
-    std::fprintf(stderr, "jia: warning: jia_config: unknown option %d is ignored\n", option);
+  die("jia_config: unknown option " + std::to_string(option) +
+      " (JIAJIA's are HMIG 0, ADWD 1, BROADCAST 2, LOADBAL 3 and WVEC 4)");
 }
 
 int jia_home(void* address) {
