@@ -11,6 +11,7 @@
 #include "test_hooks.hpp"
 #include "ticks.hpp"
 #include "transport/mpi_exchange.hpp"
+#include "transport/node_barrier.hpp"
 
 namespace mpidsm {
 namespace {
@@ -291,31 +292,17 @@ bool Dsm::Engine::exchange_counts(std::int64_t mine, BarrierScratch& x) {
   return false;
 }
 
-// A dissemination barrier on the mapped slots: in round k this rank signals
-// rank (me + 2^k) % n and waits for the signal of rank (me - 2^k) % n, so
-// every rank has heard from every other after ceil(log2 n) rounds. Each
-// round's word counts the signals this rank received, so a barrier waits
-// for the count to reach the number of barriers so far (no reset, no race
-// with a rank already in the next barrier). Release and acquire order each
-// signal after the counts a rank stored into its peers' slots. Faster than
-// MPI_Barrier here, and a wait that can end with an error: a spinning rank
-// notices a peer whose process is gone.
+// On the mapped slots (node_barrier.hpp); the counts a rank stored into its
+// peers' slots before are visible to them after.
 void Dsm::Engine::node_barrier() {
-  const std::uint64_t epoch = ++node_barriers_;
-  const int ranks = runtime_.size();
-  const auto rounds_base = 2 * static_cast<std::size_t>(ranks) * sizeof(std::int64_t);
-  std::size_t round = 0;
-  for (int distance = 1; distance < ranks; distance *= 2, ++round) {
-    const std::size_t flag = rounds_base + round * sizeof(std::uint64_t);
-    const int peer = (rank_ + distance) % ranks;
-    std::atomic_ref<std::uint64_t>(barrier_slots_.mapped<std::uint64_t>(peer, flag))
-        .fetch_add(1, std::memory_order_release);
-    std::atomic_ref<std::uint64_t> mine(barrier_slots_.local<std::uint64_t>(flag));
-    for (unsigned spins = 1; mine.load(std::memory_order_acquire) < epoch; ++spins) {
-      if (spins % 64 == 0 && transport_.yield_when_idle()) sched_yield();
-      if (spins % 1024 == 0) transport_.check_peers("Dsm::barrier");
-    }
-  }
+  const auto rounds_base = 2 * static_cast<std::size_t>(runtime_.size()) * sizeof(std::int64_t);
+  detail::dissemination_barrier(
+      transport_, ++node_barriers_,
+      [&](int rank, std::size_t round) -> std::uint64_t& {
+        return barrier_slots_.mapped<std::uint64_t>(rank,
+                                                    rounds_base + round * sizeof(std::uint64_t));
+      },
+      "Dsm::barrier");
 }
 
 void Dsm::Engine::check_lock_id(std::size_t id, const char* operation, const char* what) const {

@@ -17,6 +17,7 @@
 #include "heap_allocator.hpp"
 #include "put_calls.hpp"
 #include "transport/mpi_exchange.hpp"
+#include "transport/node_barrier.hpp"
 
 namespace mpidsm {
 namespace {
@@ -59,6 +60,11 @@ struct Pgas::State {
   std::byte* local_base = nullptr;
   std::vector<std::byte*> direct_base;  // per rank: where its heap is mapped, or null
   bool direct_atomics = false;          // every rank mapped: CPU atomics are coherent for all
+  // Every rank's barrier counters, mapped here when all ranks share a node
+  // (node_barrier.hpp), else empty: barriers go through MPI.
+  MemoryRegion barrier_words;
+  std::vector<std::uint64_t*> barrier_counters;
+  std::uint64_t barriers = 0;
   detail::HeapAllocator allocator;
   std::deque<detail::Allocation> allocations;
   std::uint64_t next_generation = 1;
@@ -125,6 +131,9 @@ void check_heap_fits_node(Runtime& runtime, std::size_t heap_size) {
   detail::throw_if_any_failed(runtime.comm(), runtime.rank(), failure, "Pgas");
 }
 
+// Rounds of a dissemination barrier: enough for 2^64 ranks.
+constexpr std::size_t kBarrierRounds = 64;
+
 }  // namespace
 
 Pgas::Pgas(Runtime& runtime) {
@@ -149,6 +158,15 @@ Pgas::Pgas(Runtime& runtime) {
   s.direct_atomics = s.heap.all_mapped() && config.direct_access;
   s.put_calls.emplace(s.transport, s.local_base, config.heap_size, s.direct_base,
                       config.put_by_call);
+  try {
+    s.barrier_words = s.transport.allocate(kBarrierRounds * sizeof(std::uint64_t), true);
+  } catch (const Error&) {
+    s.transport.deregister(s.heap);  // the failure was agreed: every rank is here
+    throw;
+  }
+  if (config.direct_access && s.barrier_words.all_mapped())
+    for (int r = 0; r < size_; ++r)
+      s.barrier_counters.push_back(static_cast<std::uint64_t*>(s.barrier_words.mapped(r)));
 }
 
 // After Runtime::finalize UCX has released the heap with everything else:
@@ -162,6 +180,7 @@ Pgas::~Pgas() {
   try {
     quiet();
     state_->transport.deregister(state_->heap);
+    state_->transport.deregister(state_->barrier_words);
   } catch (const Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
   }
@@ -370,9 +389,19 @@ void Pgas::barrier() {
   quiet();
   State& s = live("barrier");
   detail::require_mpi_callable(rank_, "Pgas::barrier");
-  // Waits while driving UCX (faster than waking the progress thread for
-  // every remote operation) and checking that every peer lives: a blocking
-  // MPI_Barrier would wait for ever for a dead one.
+  // Every wait checks that every peer lives: a blocking MPI_Barrier would
+  // wait for ever for a dead one.
+  if (!s.barrier_counters.empty()) {
+    detail::dissemination_barrier(
+        s.transport, ++s.barriers,
+        [&](int rank, std::size_t round) -> std::uint64_t& {
+          return s.barrier_counters[static_cast<std::size_t>(rank)][round];
+        },
+        "Pgas::barrier");
+    return;
+  }
+  // Drives UCX while it waits (faster than waking the progress thread for
+  // every remote operation).
   s.transport.barrier();
 }
 
