@@ -213,5 +213,42 @@ TEST_F(DsmTest, LockMisuseIsAClearErrorAndLeavesTheDsmUsable) {
   d.free(data);
 }
 
+// JIAJIA's mistake on every rank: lock, then barrier. One rank holds the
+// lock in the barrier, the others wait for the lock: each gets the error
+// (from barrier() or from lock()), nobody hangs, and once the holder
+// unlocks the abandoned waits pass the lock on.
+TEST_F(DsmTest, EveryRankLockingThenEnteringABarrierIsAnErrorOnEveryRank) {
+  Dsm& d = *dsm_;
+  const int n = runtime_->size();
+  auto* data = d.allocate<int>(2, Placement::on(0));
+  bool held = false;
+  try {
+    d.lock(6);
+    held = true;
+    data[0] += 1;
+    d.barrier();
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_state) << e.what();
+    EXPECT_NE(e.message().find("called it while holding a DSM lock"), std::string::npos)
+        << e.what();
+    EXPECT_NE(e.message().find(held ? "Dsm::barrier" : "Dsm::lock: lock 6 was not granted"),
+              std::string::npos)
+        << e.what();
+  }
+  if (held) d.unlock(6);
+  d.barrier();
+  EXPECT_EQ(data[0], 1);  // the holder's write was released by its unlock
+  for (int round = 0; round < 3; ++round) {
+    d.lock(6);
+    data[1] += 1;
+    d.unlock(6);
+  }
+  d.barrier();
+  EXPECT_EQ(data[1], 3 * n);
+  d.barrier();
+  d.free(data);
+}
+
 }  // namespace
 }  // namespace mpidsm

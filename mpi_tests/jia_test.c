@@ -110,6 +110,12 @@ int main(int argc, char** argv) {
   jia_init(argc, argv);
   /* An option JIAJIA does not have ends the program with a message. */
   if (argc > 1 && strcmp(argv[1], "--unknown-option") == 0) jia_config(99, ON);
+  /* A barrier inside a critical section ends the program on every host
+   * (the holder's barrier and the others' lock fail), never hangs. */
+  if (argc > 1 && strcmp(argv[1], "--barrier-in-critical-section") == 0) {
+    jia_lock(1);
+    jia_barrier();
+  }
   page = sysconf(_SC_PAGESIZE);
   const float started = jia_clock();
   CHECK(started >= 0 && started < 60);

@@ -46,7 +46,8 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
                runtime.config().direct_access),
       directory_(runtime.comm(), transport_, pages_, runtime.config().direct_access),
       barrier_slots_(runtime.comm(), transport_,
-                     (2 * static_cast<std::size_t>(runtime.size()) + 64) * sizeof(std::int64_t),
+                     (2 * static_cast<std::size_t>(runtime.size()) + 64 + 1) *
+                         sizeof(std::int64_t),  // counts, rounds, beacon
                      runtime.config().direct_access, "DSM barrier slots"),
       state_(pages_),
       protection_(pages_),

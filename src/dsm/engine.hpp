@@ -296,6 +296,20 @@ class Dsm::Engine final : public detail::FaultTarget {
   // lock()/unlock() of any id of the table, checked or internal.
   void acquire_lock(std::size_t id, bool wait_for_threads);
   void release_lock(std::size_t id);
+  // A barrier entered while holding a lock can end (with an error on every
+  // rank) only if the lock's waiters join it: the holder raises every rank's
+  // beacon word first, and a waiter that sees it abandons its wait, joins the
+  // barrier and throws its error from lock().
+  std::uint64_t& barrier_beacon() const {
+    return barrier_slots_.local<std::uint64_t>(beacon_offset());
+  }
+  std::size_t beacon_offset() const {
+    return (2 * static_cast<std::size_t>(runtime_.size()) + 64) * sizeof(std::uint64_t);
+  }
+  void raise_barrier_beacons();
+  [[noreturn]] void fail_abandoned_wait(std::size_t id);
+  // Locks an abandoned wait was granted since: passed on to the next waiter.
+  void pass_on_abandoned_locks();
   std::size_t flag_lock(std::size_t flag) const { return lock_count() + flag; }
   // The barrier itself: every rank's notice count (or kHoldsLock/kFailed)
   // into x.counts. Across nodes x.mask travels too, and x.subscribers gets

@@ -37,16 +37,32 @@ LockTable::QueueNode& LockTable::my_node(std::size_t id) const {
   return words_.local<QueueNode>(node_offset(id));
 }
 
-std::uint64_t LockTable::wait_for_nonzero(const std::uint64_t& word) {
+std::uint64_t LockTable::wait_for_nonzero(const std::uint64_t& word, const std::uint64_t* give_up) {
   std::atomic_ref<const std::uint64_t> value(word);
   for (unsigned polls = 1;; ++polls) {
     if (const std::uint64_t v = value.load(std::memory_order_acquire)) return v;
     // Over tcp the peer's atomic is applied by this worker's progress.
     transport_.progress();
     if (transport_.yield_when_idle()) sched_yield();
-    // The rank that would set the word may be gone (it held the lock).
-    if (polls % 256 == 0) transport_.check_peers("Dsm::lock");
+    if (polls % 256 == 0) {
+      // The rank that would set the word may be gone (it held the lock).
+      transport_.check_peers("Dsm::lock");
+      if (give_up && std::atomic_ref<const std::uint64_t>(*give_up).load() != 0) return 0;
+    }
   }
+}
+
+void LockTable::mark_abandoned(std::size_t id) {
+  abandoned_.push_back(id);
+  abandoned_count_.store(abandoned_.size(), std::memory_order_relaxed);
+}
+
+bool LockTable::take_abandoned(std::size_t id) {
+  const auto at = std::find(abandoned_.begin(), abandoned_.end(), id);
+  if (at == abandoned_.end()) return false;
+  abandoned_.erase(at);
+  abandoned_count_.store(abandoned_.size(), std::memory_order_relaxed);
+  return true;
 }
 
 void LockTable::set_flag(std::size_t id, std::uint64_t value) {
@@ -57,8 +73,9 @@ std::uint64_t LockTable::flag(std::size_t id) {
   return words_.load<std::uint64_t>(home(id), record_offset(id) + LockRecordLayout::flag);
 }
 
-void LockTable::acquire(std::size_t id) {
+bool LockTable::acquire(std::size_t id, const std::uint64_t& give_up, bool resume) {
   QueueNode& node = my_node(id);
+  if (resume) return wait_for_nonzero(node.granted, &give_up) != 0;
   // Nobody else writes this node until it is published by the swap below.
   std::atomic_ref<std::uint64_t>(node.next).store(0, std::memory_order_relaxed);
   std::atomic_ref<std::uint64_t>(node.granted).store(0, std::memory_order_release);
@@ -67,11 +84,11 @@ void LockTable::acquire(std::size_t id) {
       calls(home_rank)
           ? acquire_through_call(id)
           : words_.swap<std::uint64_t>(home_rank, record_offset(id) + LockRecordLayout::tail, me_);
-  if (predecessor == 0) return;
+  if (predecessor == 0) return true;
   const int pred = static_cast<int>(predecessor - 1);
   // The predecessor's next is 0 until this add: the add is the link.
   words_.add<std::uint64_t>(pred, node_offset(id) + offsetof(QueueNode, next), me_);
-  wait_for_nonzero(node.granted);
+  return wait_for_nonzero(node.granted, &give_up) != 0;
 }
 
 void LockTable::release(std::size_t id) {

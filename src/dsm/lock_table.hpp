@@ -20,8 +20,10 @@
 // acquire swaps with UCX.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -45,8 +47,22 @@ class LockTable {
   std::size_t count() const { return locks_; }
   int home(std::size_t id) const { return static_cast<int>(id % ranks_); }
 
-  // Blocks until this rank holds `id`; FIFO among waiters.
-  void acquire(std::size_t id);
+  // Blocks until this rank holds `id` (true); FIFO among waiters. False when
+  // `give_up` turned non-zero first (a holder entered a barrier, which no
+  // waiter could join): the wait is abandoned but this rank keeps its place
+  // in the queue. With `resume`, waits on in the place an abandoned wait
+  // kept.
+  bool acquire(std::size_t id, const std::uint64_t& give_up, bool resume);
+  // Abandoned waits, kept for the caller, which serialises these calls with
+  // its acquire() and release() of the same id.
+  void mark_abandoned(std::size_t id);
+  bool take_abandoned(std::size_t id);  // whether `id`'s wait was abandoned (no more)
+  // Without the caller's serialisation: a hint, exact once serialised.
+  bool any_abandoned() const { return abandoned_count_.load(std::memory_order_relaxed) != 0; }
+  // An abandoned wait, other than those `busy` names, whose lock was granted
+  // since (this rank holds it and must pass it on with release()), taken.
+  template <class Busy>
+  std::optional<std::size_t> take_granted_abandoned(Busy&& busy);
   // Hands `id` to the next waiter, or frees it when none waits.
   void release(std::size_t id);
 
@@ -97,8 +113,9 @@ class LockTable {
   }
   std::size_t node_offset(std::size_t id) const { return nodes_base_ + id * sizeof(QueueNode); }
   QueueNode& my_node(std::size_t id) const;
-  // Spins on a word of this rank's memory that a peer sets remotely.
-  std::uint64_t wait_for_nonzero(const std::uint64_t& word);
+  // Spins on a word of this rank's memory that a peer sets remotely; 0 when
+  // `give_up` (if any) turned non-zero first.
+  std::uint64_t wait_for_nonzero(const std::uint64_t& word, const std::uint64_t* give_up = nullptr);
   // The call path of acquire(): the tail this rank swapped out.
   std::uint64_t acquire_through_call(std::size_t id);
   // The answer of this thread's acquire() of `id` that took a free lock
@@ -130,7 +147,9 @@ class LockTable {
   LazyArray<std::uint64_t> seen_epoch_;  // per id: epoch of seen_count_
   LazyArray<std::uint64_t> seen_count_;  // per id: log entries already read
   std::uint32_t acquire_handler_, release_handler_;
-  LazyArray<std::uint8_t> freed_;  // per id: append_notices freed the lock
+  LazyArray<std::uint8_t> freed_;                // per id: append_notices freed the lock
+  std::vector<std::size_t> abandoned_;           // ids whose wait was abandoned, queued still
+  std::atomic<std::size_t> abandoned_count_{0};  // abandoned_.size()
   // Every rank reaches every home it does not map through messages
   // (agreed), so that no NIC atomic races the home's CPU atomics on a tail:
   // acquire() and append_notices() then call the homes they do not map.
@@ -141,5 +160,19 @@ class LockTable {
   AcquireAnswer answer_{};
   ReleaseAnswer release_answer_{};
 };
+
+template <class Busy>
+std::optional<std::size_t> LockTable::take_granted_abandoned(Busy&& busy) {
+  if (abandoned_.empty()) return std::nullopt;
+  transport_.progress();  // over tcp the grant is applied by this worker
+  for (auto it = abandoned_.begin(); it != abandoned_.end(); ++it) {
+    const std::size_t id = *it;
+    if (busy(id) || std::atomic_ref<std::uint64_t>(my_node(id).granted).load() == 0) continue;
+    abandoned_.erase(it);
+    abandoned_count_.store(abandoned_.size(), std::memory_order_relaxed);
+    return id;
+  }
+  return std::nullopt;
+}
 
 }  // namespace mpidsm::detail

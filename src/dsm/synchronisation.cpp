@@ -43,6 +43,7 @@ void wait_receiving(Transport& transport, MPI_Request& request, Buffers&... buff
 
 void Dsm::Engine::barrier() {
   detail::check_not_forked(rank_);
+  pass_on_abandoned_locks();
   const std::uint64_t start = detail::TickClock::now();
   BarrierScratch& x = barrier_scratch_;
   x.outgoing.clear();
@@ -86,6 +87,7 @@ void Dsm::Engine::barrier() {
       lock_notices_before = lock_notices_.size();
     }
   }
+  if (holds_lock) raise_barrier_beacons();
   // Every diff is complete at its home (release flushed) before anyone learns
   // of it, so a page invalidated below is updated from its home. The count
   // exchange is the barrier; the notices follow only when there are some.
@@ -123,6 +125,9 @@ void Dsm::Engine::barrier() {
       }
       install_updates();
     }
+    // The holder raised this rank's beacon before its count left: no waiter
+    // of a later barrier sees it.
+    if (holder >= 0) std::atomic_ref<std::uint64_t>(barrier_beacon()).store(0);
     driving.reset();  // what follows may block in MPI
     if (any_failed) detail::throw_if_any_failed(runtime_.comm(), rank_, failure, "Dsm::barrier");
     throw Error(Errc::invalid_state, rank_,
@@ -171,6 +176,7 @@ void Dsm::Engine::barrier() {
   barrier_ticks_.store(
       barrier_ticks_.load(std::memory_order_relaxed) + (detail::TickClock::now() - start),
       std::memory_order_relaxed);
+  pass_on_abandoned_locks();  // granted while this rank waited here
 }
 
 // Pages leaving notices_ for a barrier's exchange may be noticed again.
@@ -367,6 +373,8 @@ void Dsm::Engine::unlock(std::size_t id) {
 
 void Dsm::Engine::acquire_lock(std::size_t id, bool wait_for_threads) {
   const std::thread::id me = std::this_thread::get_id();
+  pass_on_abandoned_locks();
+  bool resume = false;
   {
     detail::EngineLock guard(mutex_);
     while (held_[id]) {
@@ -384,10 +392,17 @@ void Dsm::Engine::acquire_lock(std::size_t id, bool wait_for_threads) {
     }
     held_[id] = true;  // also keeps a second thread of this rank out of the queue
     holder_[id] = me;
+    resume = locks_.take_abandoned(id);
   }
   const std::uint64_t start = detail::TickClock::now();
   try {
-    locks_.acquire(id);
+    if (!locks_.acquire(id, barrier_beacon(), resume)) {
+      {
+        detail::EngineLock guard(mutex_);
+        locks_.mark_abandoned(id);
+      }
+      fail_abandoned_wait(id);
+    }
     detail::EngineLock guard(mutex_);
     acquired_notices_.clear();
     if (locks_.read_new_notices(id, epoch_, acquired_notices_)) {
@@ -408,6 +423,40 @@ void Dsm::Engine::acquire_lock(std::size_t id, bool wait_for_threads) {
   }
 }
 
+void Dsm::Engine::raise_barrier_beacons() {
+  for (int r = 0; r < runtime_.size(); ++r)
+    barrier_slots_.swap<std::uint64_t>(r, beacon_offset(), static_cast<std::uint64_t>(rank_) + 1);
+}
+
+// The barrier this rank joins fails on every rank, naming the holder.
+void Dsm::Engine::fail_abandoned_wait(std::size_t id) {
+  const std::string waiting = "Dsm::lock: lock " + std::to_string(id) + " was not granted: ";
+  try {
+    barrier();
+  } catch (const Error& e) {
+    throw Error(e.code(), rank_, waiting + e.message());
+  }
+  throw Error(Errc::invalid_state, rank_,
+              waiting + "a rank entered Dsm::barrier while holding a DSM lock");
+}
+
+void Dsm::Engine::pass_on_abandoned_locks() {
+  if (!locks_.any_abandoned()) return;  // nearly always: no lock taken
+  for (;;) {
+    std::optional<std::size_t> id;
+    {
+      detail::EngineLock guard(mutex_);
+      id = locks_.take_granted_abandoned([&](std::size_t i) { return held_[i] != 0; });
+      if (!id) return;
+      held_[*id] = true;  // no thread of this rank acquires it meanwhile
+    }
+    locks_.release(*id);
+    detail::EngineLock guard(mutex_);
+    held_[*id] = false;
+    lock_released_.notify_all();
+  }
+}
+
 void Dsm::Engine::release_lock(std::size_t id) {
   {
     detail::EngineLock guard(mutex_);
@@ -420,9 +469,12 @@ void Dsm::Engine::release_lock(std::size_t id) {
     if (--held_count_ == 0) forget_lock_notices(lock_notices_.size());
   }
   locks_.release(id);
-  detail::EngineLock guard(mutex_);
-  held_[id] = false;
-  lock_released_.notify_all();
+  {
+    detail::EngineLock guard(mutex_);
+    held_[id] = false;
+    lock_released_.notify_all();
+  }
+  pass_on_abandoned_locks();
 }
 
 }  // namespace mpidsm
