@@ -3,6 +3,7 @@
 // Registered three times: shared memory with the load/store path, shared
 // memory through UCX (MPIDSM_DIRECT_ACCESS=off), and tcp.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -373,6 +374,43 @@ TEST(PgasHeap, MoreHeapThanTheNodeHasIsRefusedNamingTheVariable) {
   Runtime runtime(MPI_COMM_WORLD);
   Pgas pgas(runtime);  // usable again
   EXPECT_GT(pgas.heap_capacity(), 0u);
+}
+
+// A child after fork() is not a rank: its PGAS and transport calls are
+// refused with an error (before, over tcp, its parent then hung), and the
+// parent goes on.
+TEST_F(PgasTest, AChildProcessAfterForkIsRefused) {
+  Pgas& pgas = *pgas_;
+  const int me = runtime_->rank(), n = runtime_->size(), next = (me + 1) % n;
+  auto word = pgas.allocate<long>(1);
+  const pid_t child = fork();
+  if (child == 0) {
+    alarm(20);  // a hang ends in SIGALRM
+    int refused = 0;
+    const long value = 7;
+    try {
+      pgas.put(word.at(next), &value, 1);
+    } catch (const Error& e) {
+      refused += e.code() == Errc::invalid_state && e.message().find("Pgas::put") == 0 &&
+                 e.message().find("child process after fork()") != std::string::npos;
+    }
+    try {
+      runtime_->transport().barrier();
+    } catch (const Error& e) {
+      refused += e.code() == Errc::invalid_state &&
+                 e.message().find("child process after fork()") != std::string::npos;
+    }
+    _exit(refused == 2 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  const long value = me + 1;
+  pgas.put(word.at(next), &value, 1);
+  pgas.barrier();
+  EXPECT_EQ(*word.local(), (me + n - 1) % n + 1);
+  pgas.barrier();
+  pgas.free(word);
 }
 
 }  // namespace

@@ -112,7 +112,7 @@ void Dsm::Engine::abandon_transport() {
 }
 
 void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {
-  detail::check_not_forked(rank_);
+  detail::check_not_forked(rank_, "Dsm::allocate");
   MPI_Comm comm = runtime_.comm();
   // Every rank must describe the same allocation.
   std::uint64_t blocks_digest = 1469598103934665603ull;  // FNV-1a over the block list
@@ -246,7 +246,7 @@ void Dsm::Engine::become_home(std::size_t page) {
 }
 
 void Dsm::Engine::free(void* address) {
-  detail::check_not_forked(rank_);
+  detail::check_not_forked(rank_, "Dsm::free");
   std::optional<Error> failure;
   const auto* at = static_cast<const std::byte*>(address);
   const std::size_t first = region_.contains(address) ? page_of(address) : 0;
@@ -357,7 +357,7 @@ int Dsm::Engine::home_of(const void* address) {
 // Batches of at most the prefetch size and never more than the cache room
 // that pinned pages leave, one home per batch.
 void Dsm::Engine::prefetch(const void* address, std::size_t bytes) {
-  detail::check_not_forked(rank_);
+  detail::check_not_forked(rank_, "Dsm::prefetch");
   if (bytes == 0) return;
   check_in_region(address, bytes, "Dsm::prefetch");
   const auto* at = static_cast<const std::byte*>(address);

@@ -34,13 +34,11 @@ std::array<Range, 16> ranges;
 std::mutex registry_mutex;
 struct sigaction previous {};
 
-// Set in a child process after fork(): its DSM views are cut off from the
+// In a child process after fork() its DSM views are cut off from the
 // protocol (its stores would reach homes it shares memory with, or nobody),
 // so every page is made inaccessible and the first access is reported.
-std::atomic<bool> in_forked_child{false};
-
 void after_fork_in_child() {
-  in_forked_child.store(true);
+  forked_child.store(true);  // whichever fork handler runs first
   for (auto& range : ranges)
     if (const std::byte* base = range.base.load())
       mprotect(const_cast<std::byte*>(base), range.size.load(), PROT_NONE);
@@ -109,7 +107,7 @@ void on_segv(int signal, siginfo_t* info, void* context) {
       say("mpidsm: DSM memory was touched while this thread was inside mpidsm (from a signal "
           "handler or a callback); make it accessible first (Dsm::make_accessible) or do not "
           "touch it there\n");
-    } else if (in_forked_child.load(std::memory_order_relaxed)) {
+    } else if (forked_child.load(std::memory_order_relaxed)) {
       say("mpidsm: DSM memory was touched in a child process after fork(); the DSM does not "
           "support fork (the child is not a rank of the runtime): use it in the parent only, "
           "or exec() in the child\n");
@@ -124,12 +122,6 @@ void on_segv(int signal, siginfo_t* info, void* context) {
 }  // namespace
 
 std::atomic<int> fault_ranges_registered{0};
-
-void check_not_forked(int rank) {
-  if (in_forked_child.load(std::memory_order_relaxed)) [[unlikely]]
-    throw Error(Errc::invalid_state, rank,
-                "the DSM was used in a child process after fork(), which it does not support");
-}
 
 namespace {
 

@@ -13,6 +13,8 @@
 #include <atomic>
 #include <cstddef>
 
+#include "runtime/fork_guard.hpp"
+
 namespace mpidsm::detail {
 
 // What the faulting access was, when the CPU says (x86-64's page-fault error
@@ -45,7 +47,6 @@ class FaultTarget {
 void register_fault_range(const void* base, std::size_t size, FaultTarget* target);
 // Errc::invalid_state in a child process after fork() (the DSM does not
 // support fork: the child is not a rank, and its view is cut off).
-void check_not_forked(int rank);
 void unregister_fault_range(const void* base);
 
 extern std::atomic<int> fault_ranges_registered;

@@ -432,7 +432,7 @@ void Dsm::Engine::set_dirty(std::size_t page, PageState state) {
 }
 
 void Dsm::Engine::pin(const void* address, std::size_t size, bool write) {
-  detail::check_not_forked(rank_);
+  detail::check_not_forked(rank_, "Dsm::make_accessible");
   detail::EngineLock guard(mutex_);
   const std::size_t first = page_of(address);
   const std::size_t last = page_of(static_cast<const std::byte*>(address) + size - 1);

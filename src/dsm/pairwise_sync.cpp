@@ -43,7 +43,7 @@ namespace mpidsm {
 using detail::SyncMessage;
 
 void Dsm::Engine::sync_with(std::span<const int> peers) {
-  detail::check_not_forked(rank_);
+  detail::check_not_forked(rank_, "Dsm::sync_with");
   const std::uint64_t start = detail::TickClock::now();
   const std::lock_guard<std::mutex> one_call(sync_calls_);
   // This thread's polls serve the peers until it returns (as in a barrier):

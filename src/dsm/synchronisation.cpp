@@ -42,7 +42,7 @@ void wait_receiving(Transport& transport, MPI_Request& request, Buffers&... buff
 }  // namespace
 
 void Dsm::Engine::barrier() {
-  detail::check_not_forked(rank_);
+  detail::check_not_forked(rank_, "Dsm::barrier");
   pass_on_abandoned_locks();
   const std::uint64_t start = detail::TickClock::now();
   BarrierScratch& x = barrier_scratch_;
@@ -323,7 +323,7 @@ void Dsm::Engine::check_lock_id(std::size_t id, const char* operation, const cha
 // the lock's log, and a waiter that saw it raised takes the lock once to
 // acquire every release made under it.
 void Dsm::Engine::set_flag(std::size_t id) {
-  detail::check_not_forked(rank_);
+  detail::check_not_forked(rank_, "Dsm::set_flag");
   check_lock_id(id, "Dsm::set_flag", "flag");
   acquire_lock(flag_lock(id), true);
   try {
@@ -336,7 +336,7 @@ void Dsm::Engine::set_flag(std::size_t id) {
 }
 
 void Dsm::Engine::wait_flag(std::size_t id) {
-  detail::check_not_forked(rank_);
+  detail::check_not_forked(rank_, "Dsm::wait_flag");
   check_lock_id(id, "Dsm::wait_flag", "flag");
   // Polls with a remote read that backs off to a yield: the raiser may
   // need this core (oversubscribed) or this rank's progress (tcp).
@@ -350,7 +350,7 @@ void Dsm::Engine::wait_flag(std::size_t id) {
 }
 
 void Dsm::Engine::reset_flag(std::size_t id) {
-  detail::check_not_forked(rank_);
+  detail::check_not_forked(rank_, "Dsm::reset_flag");
   check_lock_id(id, "Dsm::reset_flag", "flag");
   locks_.set_flag(flag_lock(id), 0);
 }
@@ -360,13 +360,13 @@ void Dsm::Engine::reset_flag(std::size_t id) {
 // (wait_for_threads), or is told, rather than joining the global queue
 // behind its own rank.
 void Dsm::Engine::lock(std::size_t id, bool wait_for_threads) {
-  detail::check_not_forked(rank_);
+  detail::check_not_forked(rank_, "Dsm::lock");
   check_lock_id(id, "Dsm::lock");
   acquire_lock(id, wait_for_threads);
 }
 
 void Dsm::Engine::unlock(std::size_t id) {
-  detail::check_not_forked(rank_);
+  detail::check_not_forked(rank_, "Dsm::unlock");
   check_lock_id(id, "Dsm::unlock");
   release_lock(id);
 }

@@ -16,6 +16,7 @@
 #include "dsm/fault_handler.hpp"
 #include "heap_allocator.hpp"
 #include "put_calls.hpp"
+#include "runtime/fork_guard.hpp"
 #include "transport/mpi_exchange.hpp"
 #include "transport/node_barrier.hpp"
 
@@ -379,6 +380,8 @@ void Pgas::quiet() {
 }
 
 Pgas::State& Pgas::live(const char* operation) const {
+  if (detail::forked_child.load(std::memory_order_relaxed)) [[unlikely]]
+    detail::refuse_in_forked_child(rank_, ("Pgas::" + std::string(operation)).c_str());
   if (alive_.expired()) [[unlikely]]
     throw Error(Errc::not_initialized, rank_,
                 std::string("Pgas::") + operation + ": the Pgas's Runtime was finalized");

@@ -175,6 +175,7 @@ std::vector<ucp_ep_h> connect(MPI_Comm comm, int rank, ucp_worker_h worker,
 
 Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOptions& options)
     : impl_(std::make_unique<Impl>()) {
+  detail::watch_for_fork();
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
   if (size_ > max_ranks)

@@ -20,6 +20,7 @@
 #include "mpidsm/transport.hpp"
 #include "peer_liveness.hpp"
 #include "progress_handoff.hpp"
+#include "runtime/fork_guard.hpp"
 #include "ucx_status.hpp"
 #include "worker_guard.hpp"
 
@@ -176,9 +177,13 @@ struct Transport::Impl {
   // A wait for a message does not count as inside: it leaves `worker` to the
   // progress thread, which must go on serving peers meanwhile.
   WorkerUse use_worker(const char* operation, Waiting what = Waiting::on_worker) {
+    detail::check_not_forked(rank, operation);
     return {*this, operation, what == Waiting::on_worker};
   }
-  WorkerUse use_worker_in_collective(const char* operation) { return {*this, operation, false}; }
+  WorkerUse use_worker_in_collective(const char* operation) {
+    detail::check_not_forked(rank, operation);
+    return {*this, operation, false};
+  }
   // For send, recv and probe: notes the first use of messaging before
   // taking the worker, so that registering MPI's callback then does not
   // hold the worker (with MPIDSM_PROGRESS_THREAD=off, another thread would
