@@ -39,6 +39,18 @@ const DsmSettings& validated(const DsmSettings& settings, Runtime& runtime) {
   return settings;
 }
 
+// Errors of the layers below (a transport call: "add to rank 1: ...") name
+// the Dsm call the application made, as every other error of it does.
+template <class F>
+void as_call(const char* operation, F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    if (e.message().rfind("Dsm::", 0) == 0) throw;
+    throw Error(e.code(), e.rank(), std::string("Dsm::") + operation + ": " + e.message());
+  }
+}
+
 }  // namespace
 
 Dsm::Dsm(Runtime& runtime, const DsmSettings& settings)
@@ -82,34 +94,34 @@ void Dsm::free(void* address) {
 }
 void Dsm::barrier() {
   detail::require_mpi_callable(engine_->rank(), "Dsm::barrier");
-  live("barrier").barrier();
+  as_call("barrier", [&] { live("barrier").barrier(); });
 }
 void Dsm::sync_with(std::span<const int> peers) {
-  live("sync_with").sync_with(peers);
+  as_call("sync_with", [&] { live("sync_with").sync_with(peers); });
 }
 void Dsm::lock(std::size_t id) {
-  live("lock").lock(id, false);
+  as_call("lock", [&] { live("lock").lock(id, false); });
 }
 void Dsm::lock_among_threads(std::size_t id) {
-  live("lock_among_threads").lock(id, true);
+  as_call("lock_among_threads", [&] { live("lock_among_threads").lock(id, true); });
 }
 void Dsm::unlock(std::size_t id) {
-  live("unlock").unlock(id);
+  as_call("unlock", [&] { live("unlock").unlock(id); });
 }
 void Dsm::set_flag(std::size_t id) {
-  live("set_flag").set_flag(id);
+  as_call("set_flag", [&] { live("set_flag").set_flag(id); });
 }
 void Dsm::wait_flag(std::size_t id) {
-  live("wait_flag").wait_flag(id);
+  as_call("wait_flag", [&] { live("wait_flag").wait_flag(id); });
 }
 void Dsm::reset_flag(std::size_t id) {
-  live("reset_flag").reset_flag(id);
+  as_call("reset_flag", [&] { live("reset_flag").reset_flag(id); });
 }
 std::size_t Dsm::lock_count() const {
   return engine_->lock_count();
 }
 void Dsm::prefetch(const void* address, std::size_t bytes) {
-  live("prefetch").prefetch(address, bytes);
+  as_call("prefetch", [&] { live("prefetch").prefetch(address, bytes); });
 }
 DsmAccess Dsm::make_accessible(const void* address, std::size_t bytes, Access access) {
   if (bytes == 0) return {};

@@ -244,18 +244,19 @@ void Pgas::free_bytes(const detail::Allocation* allocation, std::uint64_t genera
   std::optional<Error> failure;
   if (!allocation || allocation->generation != generation)
     failure.emplace(Errc::unregistered, rank_,
-                    allocation ? "free: the allocation was already freed"
-                    : local    ? "free: no live allocation of this Pgas starts at " +
+                    allocation ? "Pgas::free: the allocation was already freed"
+                    : local    ? "Pgas::free: no live allocation of this Pgas starts at " +
                                   detail::describe_address(local)
-                            : "free: the array was never allocated");
+                            : "Pgas::free: the array was never allocated");
   else if (allocation->owner != &s)
-    failure.emplace(Errc::unregistered, rank_, "free: the array was allocated by another Pgas");
-  detail::throw_if_any_failed(comm, rank_, failure, "free");
+    failure.emplace(Errc::unregistered, rank_,
+                    "Pgas::free: the array was allocated by another Pgas");
+  detail::throw_if_any_failed(comm, rank_, failure, "Pgas::free");
   const long long mine[] = {static_cast<long long>(allocation->offset)};
   const detail::ValueRange offsets = detail::value_range(comm, rank_, mine, "Pgas::free");
   if (!offsets.uniform())
     throw Error(Errc::collective_mismatch, rank_,
-                "free: ranks freed different allocations (heap offsets " +
+                "Pgas::free: ranks freed different allocations (heap offsets " +
                     std::to_string(offsets.low[0]) + " to " + std::to_string(offsets.high[0]) +
                     ")");
   barrier();  // nobody still reads or writes the allocation
