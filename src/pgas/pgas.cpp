@@ -7,10 +7,14 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <deque>
+#include <fstream>
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "dsm/fault_handler.hpp"
@@ -112,19 +116,25 @@ namespace {
 // node's memory, or filling them ends in the kernel's OOM killer (a heap is
 // committed only as it is touched, so nothing fails at allocation).
 void check_heap_fits_node(Runtime& runtime, std::size_t heap_size) {
-  MPI_Comm node = MPI_COMM_NULL;
-  detail::check_mpi(
-      runtime.rank(), "MPI_Comm_split_type",
-      MPI_Comm_split_type(runtime.comm(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  int local_ranks = 1;
-  MPI_Comm_size(node, &local_ranks);
-  MPI_Comm_free(&node);
+  // Ranks with the same host name and boot id share a node's memory. Not
+  // MPI_Comm_split_type: it blocks, and would wait for ever for a dead rank.
+  std::string node_name = "?";
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) node_name = host;
+  if (std::ifstream boot("/proc/sys/kernel/random/boot_id"); boot) {
+    std::string id;
+    std::getline(boot, id);
+    node_name += "/" + id;
+  }
+  const std::uint64_t mine = std::hash<std::string>{}(node_name);
+  std::vector<std::uint64_t> nodes(static_cast<std::size_t>(runtime.size()));
+  detail::allgather(runtime.comm(), runtime.rank(), &mine, nodes.data(), 1, MPI_UINT64_T, "Pgas");
+  const auto local_ranks = static_cast<std::size_t>(std::count(nodes.begin(), nodes.end(), mine));
   const auto memory = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
                       static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   std::optional<Error> failure;
   std::size_t total = 0;
-  if (__builtin_mul_overflow(heap_size, static_cast<std::size_t>(local_ranks), &total) ||
-      total > memory)
+  if (__builtin_mul_overflow(heap_size, local_ranks, &total) || total > memory)
     failure.emplace(Errc::config, runtime.rank(),
                     "MPIDSM_HEAP_SIZE=" + std::to_string(heap_size) + " bytes for each of the " +
                         std::to_string(local_ranks) + " ranks on this node exceeds its " +
