@@ -75,10 +75,10 @@ TEST_F(DsmFootprintTest, FreeingAHugeAllocationGivesItsTablesBack) {
   MPI_Barrier(MPI_COMM_WORLD);
   const std::size_t before = resident();
   Dsm dsm(*runtime_, sized(*runtime_, kTiB, 64));
-  // 2^26 pages, each with a home recorded on some rank: untouched, they cost
+  // 2^24 pages, each with a home recorded on some rank: untouched, they cost
   // nothing. (Before, creating the region committed 1.1 GiB per rank for its
   // tables, and freeing touched each page's directory word.)
-  const std::size_t bytes = std::size_t{256} << 30;
+  const std::size_t bytes = std::size_t{64} << 30;
   auto* data = dsm.allocate<std::uint8_t>(bytes, Placement::first_touch());
   data[static_cast<std::size_t>(me) * dsm.page_size()] = 1;
   dsm.barrier();
