@@ -415,8 +415,14 @@ void Pgas::barrier() {
     return;
   }
   // Drives UCX while it waits (faster than waking the progress thread for
-  // every remote operation).
-  s.transport.barrier();
+  // every remote operation). Its errors name this call.
+  try {
+    s.transport.barrier();
+  } catch (const Error& e) {
+    const std::string& said = e.message();
+    throw Error(e.code(), e.rank(),
+                "Pgas::barrier: " + (said.rfind("barrier: ", 0) == 0 ? said.substr(9) : said));
+  }
 }
 
 std::uint64_t Pgas::atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, std::size_t width,
@@ -510,7 +516,7 @@ bool Pgas::progress() {
 }
 void Pgas::yield() {
   State& s = live("wait_until");
-  s.transport.check_peers("wait_until");
+  s.transport.check_peers("Pgas::wait_until");
   if (s.transport.yield_when_idle()) sched_yield();
 }
 
