@@ -13,7 +13,7 @@
 #include <atomic>
 #include <cstddef>
 
-#include "runtime/fork_guard.hpp"
+#include "transport/fork_guard.hpp"
 
 namespace mpidsm::detail {
 

@@ -20,7 +20,7 @@
 #include "dsm/fault_handler.hpp"
 #include "heap_allocator.hpp"
 #include "put_calls.hpp"
-#include "runtime/fork_guard.hpp"
+#include "transport/fork_guard.hpp"
 #include "transport/mpi_exchange.hpp"
 #include "transport/node_barrier.hpp"
 

@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "dsm/fault_handler.hpp"
+#include "fork_guard.hpp"
 #include "mailboxes.hpp"
 #include "mpi_exchange.hpp"
 #include "mpidsm/transport.hpp"
 #include "peer_liveness.hpp"
 #include "progress_handoff.hpp"
-#include "runtime/fork_guard.hpp"
 #include "ucx_status.hpp"
 #include "worker_guard.hpp"
 
