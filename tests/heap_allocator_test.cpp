@@ -1,4 +1,4 @@
-#include "pgas/heap_allocator.hpp"
+#include "common/heap_allocator.hpp"
 
 #include <gtest/gtest.h>
 

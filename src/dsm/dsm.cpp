@@ -5,9 +5,9 @@
 
 #include <optional>
 
+#include "common/mpi_exchange.hpp"
 #include "engine.hpp"
 #include "footprint.hpp"
-#include "transport/mpi_exchange.hpp"
 
 namespace mpidsm {
 

@@ -9,9 +9,9 @@
 #include <cstring>
 #include <optional>
 
+#include "common/mpi_exchange.hpp"
 #include "placement.hpp"
 #include "test_hooks.hpp"
-#include "transport/mpi_exchange.hpp"
 
 namespace mpidsm {
 namespace {

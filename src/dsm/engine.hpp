@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "barrier_updates.hpp"
+#include "common/heap_allocator.hpp"
 #include "diff_batches.hpp"
 #include "engine_lock.hpp"
 #include "fault_handler.hpp"
@@ -35,7 +36,6 @@
 #include "mpidsm/dsm.hpp"
 #include "page_cache.hpp"
 #include "page_calls.hpp"
-#include "pgas/heap_allocator.hpp"
 #include "placement.hpp"
 #include "protection_map.hpp"
 #include "region.hpp"

@@ -22,16 +22,7 @@ thread_local int inside_engine __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
-struct Range {
-  std::atomic<const std::byte*> base{nullptr};
-  std::atomic<std::size_t> size{0};
-  std::atomic<FaultTarget*> target{nullptr};
-};
-
-// A few runtimes may each have a region; the handler scans this small array
-// without locks (slots change only in collective create/destroy).
-std::array<Range, 16> ranges;
-std::mutex registry_mutex;
+std::mutex registry_mutex;  // installs and restores the handler with the ranges
 struct sigaction previous {};
 
 // In a child process after fork() its DSM views are cut off from the
@@ -39,9 +30,9 @@ struct sigaction previous {};
 // so every page is made inaccessible and the first access is reported.
 void after_fork_in_child() {
   forked_child.store(true);  // whichever fork handler runs first
-  for (auto& range : ranges)
-    if (const std::byte* base = range.base.load())
-      mprotect(const_cast<std::byte*>(base), range.size.load(), PROT_NONE);
+  for_each_pinned_range([](const void* base, std::size_t size) {
+    mprotect(const_cast<void*>(base), size, PROT_NONE);
+  });
 }
 
 // x86-64 reports the kind of access in the page-fault error code: bit 1 a
@@ -86,15 +77,9 @@ void say(const char* text) {
   }
 }
 
-FaultTarget* target_of(const void* address, std::size_t size = 1) {
-  auto* at = static_cast<const std::byte*>(address);
-  for (auto& range : ranges) {
-    const std::byte* base = range.base.load(std::memory_order_acquire);
-    if (!base || at < base || at + size > base + range.size.load(std::memory_order_relaxed))
-      continue;
-    return range.target.load(std::memory_order_acquire);
-  }
-  return nullptr;
+// Every range is a region's, whose owner is a FaultTarget.
+FaultTarget* target_of(const void* address) {
+  return static_cast<FaultTarget*>(owner_of(address));
 }
 
 void on_segv(int signal, siginfo_t* info, void* context) {
@@ -121,76 +106,22 @@ void on_segv(int signal, siginfo_t* info, void* context) {
 
 }  // namespace
 
-std::atomic<int> fault_ranges_registered{0};
-
-namespace {
-
-// Calls f(target, part, part_size) for the part of [address, address+size)
-// inside each registered region.
-template <class F>
-void for_each_part(const void* address, std::size_t size, F&& f) {
-  auto* first = static_cast<const std::byte*>(address);
-  for (auto& range : ranges) {
-    const std::byte* base = range.base.load(std::memory_order_acquire);
-    if (!base) continue;
-    const std::byte* end = base + range.size.load(std::memory_order_relaxed);
-    const std::byte* lo = first > base ? first : base;
-    const std::byte* hi = first + size < end ? first + size : end;
-    if (lo >= hi) continue;
-    if (FaultTarget* target = range.target.load(std::memory_order_acquire))
-      f(*target, lo, static_cast<std::size_t>(hi - lo));
-  }
-}
-
-}  // namespace
-
-bool pin_slow(const void* address, std::size_t size, bool write) {
-  bool any = false;
-  if (size != 0)
-    for_each_part(address, size, [&](FaultTarget& target, const void* part, std::size_t bytes) {
-      target.pin(part, bytes, write);
-      any = true;
-    });
-  return any;
-}
-
-void unpin_slow(const void* address, std::size_t size) {
-  if (size != 0)
-    for_each_part(address, size, [](FaultTarget& target, const void* part, std::size_t bytes) {
-      target.unpin(part, bytes);
-    });
-}
-
 void register_fault_range(const void* base, std::size_t size, FaultTarget* target) {
   std::lock_guard<std::mutex> guard(registry_mutex);
-  for (auto& range : ranges) {
-    if (range.base.load() != nullptr) continue;
-    range.size.store(size);
-    range.target.store(target);
-    range.base.store(static_cast<const std::byte*>(base), std::memory_order_release);
-    static std::once_flag fork_handler;
-    std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, after_fork_in_child); });
-    if (fault_ranges_registered.fetch_add(1) == 0) {
-      struct sigaction action {};
-      action.sa_sigaction = on_segv;
-      action.sa_flags = SA_SIGINFO | SA_RESTART;
-      sigemptyset(&action.sa_mask);
-      sigaction(SIGSEGV, &action, &previous);
-    }
-    return;
+  static std::once_flag fork_handler;
+  std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, after_fork_in_child); });
+  if (add_pinned_range(base, size, target)) {
+    struct sigaction action {};
+    action.sa_sigaction = on_segv;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGSEGV, &action, &previous);
   }
-  throw Error(Errc::no_memory, no_rank, "DSM: more than 16 regions in one process");
 }
 
 void unregister_fault_range(const void* base) {
   std::lock_guard<std::mutex> guard(registry_mutex);
-  for (auto& range : ranges) {
-    if (range.base.load() != base) continue;
-    range.base.store(nullptr, std::memory_order_release);
-    range.target.store(nullptr);
-    if (fault_ranges_registered.fetch_sub(1) == 1) sigaction(SIGSEGV, &previous, nullptr);
-    return;
-  }
+  if (remove_pinned_range(base)) sigaction(SIGSEGV, &previous, nullptr);
 }
 
 }  // namespace mpidsm::detail

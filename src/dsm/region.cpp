@@ -10,9 +10,9 @@
 #include <random>
 #include <string>
 
+#include "common/mpi_exchange.hpp"
 #include "mapping_budget.hpp"
 #include "mpidsm/error.hpp"
-#include "transport/mpi_exchange.hpp"
 
 namespace mpidsm::detail {
 namespace {

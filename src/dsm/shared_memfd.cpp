@@ -10,8 +10,8 @@
 #include <cstring>
 #include <optional>
 
+#include "common/mpi_exchange.hpp"
 #include "mpidsm/error.hpp"
-#include "transport/mpi_exchange.hpp"
 
 namespace mpidsm::detail {
 namespace {

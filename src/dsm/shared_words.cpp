@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include "transport/mpi_exchange.hpp"
+#include "common/mpi_exchange.hpp"
 
 namespace mpidsm::detail {
 

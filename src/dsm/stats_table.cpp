@@ -2,8 +2,8 @@
 #include <cinttypes>
 #include <vector>
 
+#include "common/mpi_exchange.hpp"
 #include "engine.hpp"
-#include "transport/mpi_exchange.hpp"
 
 namespace mpidsm {
 

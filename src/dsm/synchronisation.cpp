@@ -7,10 +7,10 @@
 #include <optional>
 #include <thread>
 
+#include "common/mpi_exchange.hpp"
 #include "engine.hpp"
 #include "test_hooks.hpp"
 #include "ticks.hpp"
-#include "transport/mpi_exchange.hpp"
 #include "transport/node_barrier.hpp"
 
 namespace mpidsm {

@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "dsm/fault_handler.hpp"
-#include "heap_allocator.hpp"
+#include "common/heap_allocator.hpp"
+#include "common/mpi_exchange.hpp"
+#include "common/pinned_ranges.hpp"
 #include "put_calls.hpp"
 #include "transport/fork_guard.hpp"
-#include "transport/mpi_exchange.hpp"
 #include "transport/node_barrier.hpp"
 
 namespace mpidsm {

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "../transport/mpi_exchange.hpp"
+#include "common/mpi_exchange.hpp"
 #include "mpi_progress_hook.hpp"
 #include "progress_thread.hpp"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "mpi_exchange.hpp"
+#include "common/mpi_exchange.hpp"
 #include "transport_impl.hpp"
 
 namespace mpidsm {

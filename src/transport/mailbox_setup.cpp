@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "mpi_exchange.hpp"
+#include "common/mpi_exchange.hpp"
 #include "transport_impl.hpp"
 
 namespace mpidsm {

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "mpi_exchange.hpp"
+#include "common/mpi_exchange.hpp"
 #include "transport_impl.hpp"
 
 namespace mpidsm {

@@ -12,7 +12,7 @@
 #include <functional>
 #include <string>
 
-#include "mpi_exchange.hpp"
+#include "common/mpi_exchange.hpp"
 
 namespace mpidsm::detail {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "mpi_exchange.hpp"
+#include "common/mpi_exchange.hpp"
 #include "tag_codec.hpp"
 #include "transport_impl.hpp"
 

@@ -4,7 +4,7 @@
 #include <memory>
 #include <utility>
 
-#include "dsm/fault_handler.hpp"
+#include "common/pinned_ranges.hpp"
 #include "tag_codec.hpp"
 #include "transport_impl.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "dsm/fault_handler.hpp"
+#include "common/pinned_ranges.hpp"
 #include "transport_impl.hpp"
 
 namespace mpidsm {

@@ -6,7 +6,7 @@
 
 #include <atomic>
 
-#include "dsm/fault_handler.hpp"
+#include "common/pinned_ranges.hpp"
 #include "tag_codec.hpp"
 #include "transport_impl.hpp"
 #include "ucx_status.hpp"

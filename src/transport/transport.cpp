@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-#include "mpi_exchange.hpp"
+#include "common/mpi_exchange.hpp"
 #include "tag_codec.hpp"
 #include "transport_impl.hpp"
 

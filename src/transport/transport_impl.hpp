@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "dsm/fault_handler.hpp"
+#include "common/mpi_exchange.hpp"
+#include "common/pinned_ranges.hpp"
 #include "fork_guard.hpp"
 #include "mailboxes.hpp"
-#include "mpi_exchange.hpp"
 #include "mpidsm/transport.hpp"
 #include "peer_liveness.hpp"
 #include "progress_handoff.hpp"
