@@ -331,8 +331,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::size_t prefetch_pages_;
   std::size_t max_checking_pages_;
   bool print_stats_at_exit_;
-  bool barrier_refetch_;     // DsmSettings::barrier_refetch
-  bool track_prefetch_use_;  // statistics on: tell used from unused prefetched pages
+  bool barrier_refetch_;            // DsmSettings::barrier_refetch
+  bool track_prefetch_use_;         // statistics on: tell used from unused prefetched pages
+  detail::MappablePeers mappable_;  // before everything shared that peers may map
   detail::DsmRegion region_;
   std::size_t pages_;
   detail::HeapAllocator allocator_;  // in pages

@@ -3,11 +3,10 @@
 namespace mpidsm::detail {
 
 HomeDirectory::HomeDirectory(MPI_Comm comm, Transport& transport, std::size_t pages,
-                             bool direct_access)
+                             const MappablePeers& mappable)
     : ranks_(static_cast<std::size_t>(transport.size())),
       rank_(transport.rank()),
-      words_(comm, transport, (pages + ranks_ - 1) / ranks_ * 4, direct_access,
-             "DSM home directory"),
+      words_(comm, transport, (pages + ranks_ - 1) / ranks_ * 4, mappable, "DSM home directory"),
       known_(pages) {}
 
 int HomeDirectory::claim(std::size_t page) {

@@ -21,7 +21,8 @@ class HomeDirectory {
   static constexpr int undecided = -2;
 
   // Collective.
-  HomeDirectory(MPI_Comm comm, Transport& transport, std::size_t pages, bool direct_access);
+  HomeDirectory(MPI_Comm comm, Transport& transport, std::size_t pages,
+                const MappablePeers& mappable);
 
   // The home this rank knows for `page`, or `undecided`.
   int known(std::size_t page) const {

@@ -10,13 +10,14 @@
 
 namespace mpidsm::detail {
 
-LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks, bool direct_access)
+LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks,
+                     const MappablePeers& mappable)
     : transport_(transport),
       locks_(locks),
       ranks_(static_cast<std::size_t>(transport.size())),
       me_(static_cast<std::uint64_t>(transport.rank()) + 1),
       nodes_base_((locks + ranks_ - 1) / ranks_ * LockRecordLayout::bytes),
-      words_(comm, transport, nodes_base_ + locks * sizeof(QueueNode), direct_access,
+      words_(comm, transport, nodes_base_ + locks * sizeof(QueueNode), mappable,
              "DSM lock table (MPIDSM_LOCKS=" + std::to_string(locks / 2) + ", as many flags)"),
       seen_epoch_(locks),
       seen_count_(locks),

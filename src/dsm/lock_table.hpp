@@ -37,7 +37,7 @@ namespace mpidsm::detail {
 class LockTable {
  public:
   // Collective.
-  LockTable(MPI_Comm comm, Transport& transport, std::size_t locks, bool direct_access);
+  LockTable(MPI_Comm comm, Transport& transport, std::size_t locks, const MappablePeers& mappable);
   ~LockTable();  // collective
   // The transport is gone: forget the table without deregistering it.
   void abandon_transport() { words_.abandon_transport(); }

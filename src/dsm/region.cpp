@@ -129,9 +129,10 @@ DsmRegion::View::~View() {
   munmap(at, size);
 }
 
-DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size, bool direct_access)
+DsmRegion::DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size,
+                     const MappablePeers& mappable)
     : view_(comm, size),
-      master_(comm, transport, size, direct_access,
+      master_(comm, transport, size, mappable,
               "DSM region of " + std::to_string(size) + " bytes (MPIDSM_DSM_SIZE)") {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);

@@ -29,8 +29,8 @@ class DsmRegion {
  public:
   // Collective: agrees on an address free on every rank (Errc::no_memory
   // naming the size when none is found), maps both views and registers the
-  // master; with `direct_access`, maps same-node peers' masters too.
-  DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size, bool direct_access);
+  // master; maps the `mappable` peers' masters too.
+  DsmRegion(MPI_Comm comm, Transport& transport, std::size_t size, const MappablePeers& mappable);
   ~DsmRegion() = default;  // collective (the master's deregistration)
   // The transport is gone: forget the registration (the mappings and the
   // memfd are still this process's to undo).

@@ -24,8 +24,17 @@ struct Published {
 
 }  // namespace
 
-SharedMemfd::SharedMemfd(MPI_Comm comm, Transport& transport, std::size_t size, bool map_peers,
-                         const std::string& what)
+MappablePeers::MappablePeers(Transport& transport, bool direct_access) {
+  if (!direct_access) return;
+  MemoryRegion probe = transport.allocate(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
+  same_node_.resize(static_cast<std::size_t>(transport.size()));
+  for (int peer = 0; peer < transport.size(); ++peer)
+    same_node_[static_cast<std::size_t>(peer)] = probe.mapped(peer) != nullptr;
+  transport.deregister(probe);
+}
+
+SharedMemfd::SharedMemfd(MPI_Comm comm, Transport& transport, std::size_t size,
+                         const MappablePeers& mappable, const std::string& what)
     : transport_(transport), size_(size) {
   int rank = 0, ranks = 0;
   MPI_Comm_rank(comm, &rank);
@@ -38,7 +47,7 @@ SharedMemfd::SharedMemfd(MPI_Comm comm, Transport& transport, std::size_t size, 
     throw_if_any_failed(comm, rank, error, what);
     region_ = transport.register_memory(local_, size_);
     peers_[static_cast<std::size_t>(rank)] = local_;
-    if (map_peers) this->map_peers(comm, rank);
+    if (mappable.enabled()) map_peers(comm, rank, mappable);
   } catch (const Error&) {
     release();
     throw;
@@ -58,21 +67,14 @@ std::string SharedMemfd::create() {
   return {};
 }
 
-// Peers UCX reaches through shared memory (a probe allocation tells, so
-// ranks on other nodes, or in other IPC namespaces, are never mapped) map
-// each other's memfd. A peer whose memfd cannot be opened (another user, a
-// different PID namespace) is reached through UCX instead.
-void SharedMemfd::map_peers(MPI_Comm comm, int rank) {
-  MemoryRegion probe = transport_.allocate(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
-  std::vector<bool> same_node(peers_.size());
-  for (std::size_t peer = 0; peer < peers_.size(); ++peer)
-    same_node[peer] = probe.mapped(static_cast<int>(peer)) != nullptr;
-  transport_.deregister(probe);
+// Mappable peers map each other's memfd. A peer whose memfd cannot be opened
+// (another user, a different PID namespace) is reached through UCX instead.
+void SharedMemfd::map_peers(MPI_Comm comm, int rank, const MappablePeers& mappable) {
   const Published mine{getpid(), fd_};
   std::vector<Published> all(peers_.size());
   allgather(comm, rank, &mine, all.data(), 2, MPI_INT64_T, "shared memory set-up");
   for (std::size_t peer = 0; peer < peers_.size(); ++peer) {
-    if (static_cast<int>(peer) == rank || !same_node[peer]) continue;
+    if (static_cast<int>(peer) == rank || !mappable.includes(static_cast<int>(peer))) continue;
     const std::string path =
         "/proc/" + std::to_string(all[peer].pid) + "/fd/" + std::to_string(all[peer].fd);
     const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);

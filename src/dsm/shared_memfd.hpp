@@ -27,11 +27,27 @@
 
 namespace mpidsm::detail {
 
+// The peers whose memory this rank may map: those UCX reaches through shared
+// memory (so ranks on other nodes, or in other IPC namespaces, are never
+// mapped), and none when direct access is off. Found once per Dsm, with one
+// probe allocation, for all of its shared memory.
+class MappablePeers {
+ public:
+  // Collective when `direct_access`.
+  MappablePeers(Transport& transport, bool direct_access);
+  bool enabled() const { return !same_node_.empty(); }
+  bool includes(int peer) const { return enabled() && same_node_[static_cast<std::size_t>(peer)]; }
+
+ private:
+  std::vector<bool> same_node_;  // per rank; empty: direct access is off
+};
+
 class SharedMemfd {
  public:
-  // Collective: `size` bytes on every rank, read as zero; `what` names the
-  // memory in errors. Failures anywhere throw on every rank (Errc::no_memory).
-  SharedMemfd(MPI_Comm comm, Transport& transport, std::size_t size, bool map_peers,
+  // Collective: `size` bytes on every rank, read as zero, mapped by the
+  // `mappable` peers too; `what` names the memory in errors. Failures
+  // anywhere throw on every rank (Errc::no_memory).
+  SharedMemfd(MPI_Comm comm, Transport& transport, std::size_t size, const MappablePeers& mappable,
               const std::string& what);
   ~SharedMemfd();  // collective
   // The transport is gone: forget the registration (the mappings and the
@@ -54,7 +70,7 @@ class SharedMemfd {
 
  private:
   std::string create();  // returns what failed, or ""
-  void map_peers(MPI_Comm comm, int rank);
+  void map_peers(MPI_Comm comm, int rank, const MappablePeers& mappable);
   void release() noexcept;
 
   Transport& transport_;

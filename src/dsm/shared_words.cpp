@@ -6,18 +6,18 @@
 
 namespace mpidsm::detail {
 
-SharedWords::SharedWords(MPI_Comm comm, Transport& transport, std::size_t bytes, bool direct_access,
-                         const std::string& what)
+SharedWords::SharedWords(MPI_Comm comm, Transport& transport, std::size_t bytes,
+                         const MappablePeers& mappable, const std::string& what)
     : transport_(transport),
-      memory_(comm, transport, bytes, direct_access, what),
+      memory_(comm, transport, bytes, mappable, what),
       cpu_(static_cast<std::size_t>(transport.size()), nullptr) {
   // Agreed, so that no rank's CPU atomics meet another's NIC atomics.
-  const int mine = direct_access && memory_.every_peer_mapped();
+  const int mine = mappable.enabled() && memory_.every_peer_mapped();
   int all = 0;
   allreduce(comm, transport.rank(), &mine, &all, 1, MPI_INT, MPI_MIN, what.c_str());
   direct_ = all != 0;
-  const bool through_messages =
-      transport.all_reach_through_messages(direct_access, [this](int peer) { return maps(peer); });
+  const bool through_messages = transport.all_reach_through_messages(
+      mappable.enabled(), [this](int peer) { return maps(peer); });
   if (direct_ || through_messages)
     for (int peer = 0; peer < transport.size(); ++peer)
       cpu_[static_cast<std::size_t>(peer)] = memory_.peer(peer);

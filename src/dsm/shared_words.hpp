@@ -26,7 +26,7 @@ namespace mpidsm::detail {
 class SharedWords {
  public:
   // Collective: `bytes` on every rank, all zero; `what` names them in errors.
-  SharedWords(MPI_Comm comm, Transport& transport, std::size_t bytes, bool direct_access,
+  SharedWords(MPI_Comm comm, Transport& transport, std::size_t bytes, const MappablePeers& mappable,
               const std::string& what);
   // The transport is gone: forget the words without deregistering them.
   void abandon_transport() {

@@ -7,9 +7,9 @@
 namespace mpidsm::detail {
 
 SharingRecord::SharingRecord(MPI_Comm comm, Transport& transport, std::size_t pages,
-                             std::size_t max_batch, bool direct_access)
+                             std::size_t max_batch, const MappablePeers& mappable)
     : transport_(transport),
-      words_(comm, transport, count_offset(pages), direct_access, "DSM sharing record"),
+      words_(comm, transport, count_offset(pages), mappable, "DSM sharing record"),
       local_(pages),
       staged_(2 * max_batch) {
   unwritten_.reserve(static_cast<std::size_t>(transport.size()) * max_batch);

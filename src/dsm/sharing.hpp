@@ -41,7 +41,7 @@ class SharingRecord {
  public:
   // Collective.
   SharingRecord(MPI_Comm comm, Transport& transport, std::size_t pages, std::size_t max_batch,
-                bool direct_access);
+                const MappablePeers& mappable);
 
   // Fetcher side, before reading `pages` (count of them, increasing) from
   // `home`: this rank now holds copies of them. Through UCX, returns true:
