@@ -16,6 +16,27 @@
 
 namespace mpidsm::detail {
 
+// Zeroes [begin, end): the whole pages inside go to `drop(pages, bytes)`,
+// which gives their memory back (they read as zero after), and the parts of
+// pages at either end are cleared by hand. With the system's page size: with
+// a guess too small, dropping fails on larger pages and the middle of the
+// range would keep its values.
+template <class Drop>
+void zero_range(std::byte* begin, std::byte* end, Drop&& drop) {
+  static const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  auto* inner_begin = reinterpret_cast<std::byte*>(
+      (reinterpret_cast<std::uintptr_t>(begin) + page - 1) / page * page);
+  auto* inner_end =
+      reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(end) / page * page);
+  if (inner_begin >= inner_end) {
+    std::memset(begin, 0, static_cast<std::size_t>(end - begin));
+    return;
+  }
+  std::memset(begin, 0, static_cast<std::size_t>(inner_begin - begin));
+  drop(inner_begin, static_cast<std::size_t>(inner_end - inner_begin));
+  std::memset(inner_end, 0, static_cast<std::size_t>(end - inner_end));
+}
+
 template <class T>
 class LazyArray {
   static_assert(std::is_trivially_copyable_v<T>, "zero bytes must be a valid T");
@@ -37,22 +58,9 @@ class LazyArray {
 
   // Back to zero, giving whole pages of the range back to the kernel.
   void reset(std::size_t first, std::size_t count) {
-    auto* begin = reinterpret_cast<std::byte*>(data_ + first);
-    auto* end = reinterpret_cast<std::byte*>(data_ + first + count);
-    // madvise needs the system's page size: with a guess too small, it fails
-    // on larger pages and the middle of the range would keep its values.
-    static const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-    auto* inner_begin = reinterpret_cast<std::byte*>(
-        (reinterpret_cast<std::uintptr_t>(begin) + page - 1) / page * page);
-    auto* inner_end =
-        reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(end) / page * page);
-    if (inner_begin < inner_end) {
-      std::memset(begin, 0, static_cast<std::size_t>(inner_begin - begin));
-      madvise(inner_begin, static_cast<std::size_t>(inner_end - inner_begin), MADV_DONTNEED);
-      std::memset(inner_end, 0, static_cast<std::size_t>(end - inner_end));
-    } else {
-      std::memset(begin, 0, static_cast<std::size_t>(end - begin));
-    }
+    zero_range(reinterpret_cast<std::byte*>(data_ + first),
+               reinterpret_cast<std::byte*>(data_ + first + count),
+               [](std::byte* pages, std::size_t bytes) { madvise(pages, bytes, MADV_DONTNEED); });
   }
 
  private:

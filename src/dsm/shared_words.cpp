@@ -1,8 +1,7 @@
 #include "shared_words.hpp"
 
-#include <unistd.h>
-
 #include "common/mpi_exchange.hpp"
+#include "lazy_array.hpp"
 
 namespace mpidsm::detail {
 
@@ -24,17 +23,10 @@ SharedWords::SharedWords(MPI_Comm comm, Transport& transport, std::size_t bytes,
 }
 
 void SharedWords::clear_local(std::size_t offset, std::size_t bytes) {
-  static const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  const std::size_t end = offset + bytes;
-  const std::size_t inner_begin = (offset + page - 1) / page * page;
-  const std::size_t inner_end = end / page * page;
-  if (inner_begin >= inner_end) {
-    std::memset(memory_.local() + offset, 0, bytes);
-    return;
-  }
-  std::memset(memory_.local() + offset, 0, inner_begin - offset);
-  memory_.discard(inner_begin, inner_end - inner_begin);
-  std::memset(memory_.local() + inner_end, 0, end - inner_end);
+  std::byte* words = memory_.local();
+  zero_range(words + offset, words + offset + bytes, [&](std::byte* pages, std::size_t length) {
+    memory_.discard(static_cast<std::size_t>(pages - words), length);
+  });
 }
 
 }  // namespace mpidsm::detail
