@@ -211,6 +211,9 @@ class Transport {
   int rank() const noexcept { return rank_; }
   /// Ranks of the communicator.
   int size() const noexcept { return size_; }
+  /// Ranks of the communicator on this node (MPI_COMM_TYPE_SHARED, this one
+  /// included), counted at start-up.
+  int ranks_on_node() const noexcept { return node_ranks_; }
   /// The UCX transports and devices of the endpoint to `peer`, as UCX names
   /// them ("posix/memory cma/memory", "tcp/eth0"), distinct, in lane order.
   std::string path_to(int peer) const;
@@ -460,6 +463,7 @@ class Transport {
   struct Impl;
   int rank_ = no_rank;
   int size_ = 0;
+  int node_ranks_ = 1;
   std::unique_ptr<Impl> impl_;
 };
 

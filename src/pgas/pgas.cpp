@@ -7,12 +7,9 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <deque>
-#include <fstream>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -116,20 +113,7 @@ namespace {
 // node's memory, or filling them ends in the kernel's OOM killer (a heap is
 // committed only as it is touched, so nothing fails at allocation).
 void check_heap_fits_node(Runtime& runtime, std::size_t heap_size) {
-  // Ranks with the same host name and boot id share a node's memory. Not
-  // MPI_Comm_split_type: it blocks, and would wait for ever for a dead rank.
-  std::string node_name = "?";
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) == 0) node_name = host;
-  if (std::ifstream boot("/proc/sys/kernel/random/boot_id"); boot) {
-    std::string id;
-    std::getline(boot, id);
-    node_name += "/" + id;
-  }
-  const std::uint64_t mine = std::hash<std::string>{}(node_name);
-  std::vector<std::uint64_t> nodes(static_cast<std::size_t>(runtime.size()));
-  detail::allgather(runtime.comm(), runtime.rank(), &mine, nodes.data(), 1, MPI_UINT64_T, "Pgas");
-  const auto local_ranks = static_cast<std::size_t>(std::count(nodes.begin(), nodes.end(), mine));
+  const auto local_ranks = static_cast<std::size_t>(runtime.transport().ranks_on_node());
   const auto memory = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
                       static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   std::optional<Error> failure;
@@ -414,15 +398,9 @@ void Pgas::barrier() {
         "Pgas::barrier");
     return;
   }
-  // Drives UCX while it waits (faster than waking the progress thread for
-  // every remote operation). Its errors name this call.
-  try {
-    s.transport.barrier();
-  } catch (const Error& e) {
-    const std::string& said = e.message();
-    throw Error(e.code(), e.rank(),
-                "Pgas::barrier: " + (said.rfind("barrier: ", 0) == 0 ? said.substr(9) : said));
-  }
+  // The transport's wait drives UCX meanwhile (faster than waking the
+  // progress thread for every remote operation).
+  detail::barrier(s.runtime.comm(), rank_, "Pgas::barrier");
 }
 
 std::uint64_t Pgas::atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, std::size_t width,

@@ -190,7 +190,8 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
 
   // Success is agreed collectively so a failure on one rank unwinds all ranks
   // rather than leaving them blocked in the address exchange.
-  const int local_ranks = ranks_on_this_node(comm);
+  node_ranks_ = ranks_on_this_node(comm);
+  const int local_ranks = node_ranks_;
   const Reach reach = local_ranks == size_ ? Reach::shared_memory_only
                       : local_ranks == 1   ? Reach::network_only
                                            : Reach::both;
