@@ -12,10 +12,13 @@
 
 #include "mpi_test_support.hpp"
 #include "mpidsm/runtime.hpp"
+#include "transport/progress/progress_control.hpp"
 
 namespace mpidsm {
 namespace {
 
+using detail::DrivingProgress;
+using detail::ProgressControl;
 using testing::fill_pattern;
 using testing::first_mismatch;
 
@@ -105,9 +108,9 @@ TEST(ProgressThread, TargetsBlockedInMpiAreServedByMpisProgressLoop) {
   std::uint64_t served = 0;
   bool oversubscribed = false;
   exchange_while_targets_idle([&](Transport& t) {
-    const std::uint64_t before = t.progressed_from_mpi();
+    const std::uint64_t before = ProgressControl(t).progressed_from_mpi();
     MPI_Recv(nullptr, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    served = t.progressed_from_mpi() - before;
+    served = ProgressControl(t).progressed_from_mpi() - before;
     oversubscribed = t.yield_when_idle();
   });
   if (probe.rank() != 0) {
@@ -145,10 +148,11 @@ TEST(ProgressThread, MpisLoopServingATargetMutesItsThread) {
       MPI_Send(nullptr, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
     }
   } else {
-    const std::uint64_t served = t.progressed_from_mpi();
+    const std::uint64_t served = ProgressControl(t).progressed_from_mpi();
     MPI_Recv(nullptr, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (t.progressed_from_mpi() > served) {
-      EXPECT_GT(t.mpi_serving_episodes(), 0u) << "MPI's loop served without muting the thread";
+    if (ProgressControl(t).progressed_from_mpi() > served) {
+      EXPECT_GT(ProgressControl(t).mpi_serving_episodes(), 0u)
+          << "MPI's loop served without muting the thread";
     }
   }
   t.barrier();
@@ -179,11 +183,12 @@ TEST(ProgressThread, ATargetThatLeftMpiIsServedByItsThreadAgain) {
     }
   } else {
     MPI_Recv(nullptr, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    const std::uint64_t helped = t.progressed_as_helper();
+    const std::uint64_t helped = ProgressControl(t).progressed_as_helper();
     MPI_Send(nullptr, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD);  // rank 0's second round starts
     while (*done == 0) {
     }
-    EXPECT_GT(t.progressed_as_helper(), helped) << "the thread served the spinning target";
+    EXPECT_GT(ProgressControl(t).progressed_as_helper(), helped)
+        << "the thread served the spinning target";
   }
   t.barrier();
   t.deregister(region);
@@ -209,8 +214,9 @@ TEST(ProgressThread, TargetsDrivingTheirOwnProgress) {
   exchange_while_targets_idle(
       sleep_until_rank0_is_done,
       [](Transport& t) {
-        Transport::Driving driving(t);
-        EXPECT_TRUE(t.others_progressing()) << "the progress thread would enter the worker";
+        DrivingProgress driving(t);
+        EXPECT_TRUE(ProgressControl(t).others_progressing())
+            << "the progress thread would enter the worker";
         for (int arrived = 0; !arrived;) {
           t.progress();
           MPI_Iprobe(0, 0, MPI_COMM_WORLD, &arrived, MPI_STATUS_IGNORE);
@@ -218,7 +224,7 @@ TEST(ProgressThread, TargetsDrivingTheirOwnProgress) {
         MPI_Recv(nullptr, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       },
       [](Transport& t) {
-        EXPECT_FALSE(t.others_progressing());
+        EXPECT_FALSE(ProgressControl(t).others_progressing());
         sleep_until_rank0_is_done(t);
       });
 }
@@ -339,12 +345,13 @@ TEST_F(MessagesOverTcp, WaitsForMessagesLeaveTheSleepingThreadAlone) {
   // made its first call (until then there is nothing to mute).
   const int next = (t.rank() + 1) % t.size();
   std::uint64_t value = 0;
-  const std::uint64_t before_gets = t.progress_thread_mutes();
-  for (int i = 0; i < 100'000 && t.progress_thread_mutes() == before_gets; ++i)
+  const std::uint64_t before_gets = ProgressControl(t).progress_thread_mutes();
+  for (int i = 0; i < 100'000 && ProgressControl(t).progress_thread_mutes() == before_gets; ++i)
     t.get(next, region, 0, &value, sizeof value);
-  EXPECT_GT(t.progress_thread_mutes(), before_gets) << "one-sided waits never muted the thread";
+  EXPECT_GT(ProgressControl(t).progress_thread_mutes(), before_gets)
+      << "one-sided waits never muted the thread";
   t.barrier();
-  const std::uint64_t mutes = t.progress_thread_mutes();
+  const std::uint64_t mutes = ProgressControl(t).progress_thread_mutes();
   value = 0;
   for (int i = 0; i < 200; ++i) {
     if (t.rank() == 0) {
@@ -358,7 +365,8 @@ TEST_F(MessagesOverTcp, WaitsForMessagesLeaveTheSleepingThreadAlone) {
       t.send(0, kMessageTag, &value, sizeof value);
     }
   }
-  EXPECT_EQ(t.progress_thread_mutes(), mutes) << "waits for messages muted the thread";
+  EXPECT_EQ(ProgressControl(t).progress_thread_mutes(), mutes)
+      << "waits for messages muted the thread";
   if (t.rank() == 0) {
     EXPECT_EQ(value, std::uint64_t(200 * (t.size() - 1)));
   }

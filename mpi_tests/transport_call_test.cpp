@@ -8,10 +8,13 @@
 
 #include "mpi_test_support.hpp"
 #include "mpidsm/runtime.hpp"
+#include "transport/library_messaging.hpp"
 
 namespace mpidsm {
 namespace {
 
+using detail::Answer;
+using detail::LibraryMessaging;
 using testing::fill_pattern;
 using testing::first_mismatch;
 
@@ -27,7 +30,7 @@ struct Table {
   std::vector<std::uint8_t> bytes = std::vector<std::uint8_t>(kTable);
 };
 
-Transport::Answer answer_slice(void* context, int, const std::byte* bytes, std::size_t size) {
+Answer answer_slice(void* context, int, const std::byte* bytes, std::size_t size) {
   auto& table = *static_cast<Table*>(context);
   Ask ask{};
   if (size != sizeof ask) return {};
@@ -49,8 +52,7 @@ std::uint64_t scratch_word(int callee, std::uint64_t value, std::size_t i) {
   return (std::uint64_t(callee) << 48) ^ (value << 8) ^ i;
 }
 
-Transport::Answer answer_from_scratch(void* context, int, const std::byte* bytes,
-                                      std::size_t size) {
+Answer answer_from_scratch(void* context, int, const std::byte* bytes, std::size_t size) {
   auto& scratch = *static_cast<std::pair<Scratch, int>*>(context);
   std::uint64_t value = 0;
   if (size != sizeof value) return {};
@@ -67,7 +69,7 @@ class TransportCall : public testing::WorldRuntimeTest<::testing::Test> {
     // The callee's bytes for caller c at offset c * kSlice.
     for (int caller = 0; caller < t.size(); ++caller)
       fill_pattern(table_.bytes.data() + caller * kSlice, t.rank(), caller, kSlice);
-    id_ = t.add_answering_handler(answer_slice, &table_);
+    id_ = LibraryMessaging(t).add_answering_handler(answer_slice, &table_);
     plain_ = t.add_remote_handler(ignore, nullptr);
     t.barrier();
   }
@@ -93,7 +95,8 @@ TEST_F(TransportCall, EveryPeerAnswersWithItsBytes) {
     for (std::size_t size : {std::size_t{1}, std::size_t{8}, std::size_t{1000}, kSlice}) {
       std::fill(answer.begin(), answer.end(), 0);
       const Ask ask{me * kSlice, size};
-      Request request = t.call_answered(peer, id_, &ask, sizeof ask, answer.data(), kSlice);
+      Request request =
+          LibraryMessaging(t).call_answered(peer, id_, &ask, sizeof ask, answer.data(), kSlice);
       request.wait();
       EXPECT_EQ(request.message().size, size) << "rank " << peer;
       ASSERT_EQ(std::memcmp(answer.data(), expected.data(), size), 0)
@@ -119,8 +122,9 @@ TEST_F(TransportCall, ManyCallsInFlightAnswerIntoTheirOwnBuffers) {
   for (int i = 0; i < kPerPeer; ++i)
     for (int peer = 0; peer < n; ++peer) {
       asks.push_back({me * kSlice + (i % (kSlice / kPiece)) * kPiece, kPiece});
-      requests.push_back(t.call_answered(peer, id_, &asks.back(), sizeof(Ask),
-                                         answers.data() + (asks.size() - 1) * kPiece, kPiece));
+      requests.push_back(
+          LibraryMessaging(t).call_answered(peer, id_, &asks.back(), sizeof(Ask),
+                                            answers.data() + (asks.size() - 1) * kPiece, kPiece));
     }
   for (Request& r : requests) r.wait();
   std::vector<std::uint8_t> expected(kSlice);
@@ -139,7 +143,7 @@ TEST_F(TransportCall, TransientAnswersLeaveTheHandlersBufferBeforeItChanges) {
   Transport& t = runtime_->transport();
   const int me = t.rank(), n = t.size();
   std::pair<Scratch, int> scratch{{}, me};
-  const std::uint32_t id = t.add_answering_handler(answer_from_scratch, &scratch);
+  const std::uint32_t id = LibraryMessaging(t).add_answering_handler(answer_from_scratch, &scratch);
   t.barrier();
   constexpr int kPerPeer = 400;
   std::vector<std::uint64_t> values(static_cast<std::size_t>(n) * kPerPeer);
@@ -148,8 +152,8 @@ TEST_F(TransportCall, TransientAnswersLeaveTheHandlersBufferBeforeItChanges) {
   for (std::size_t k = 0; k < values.size(); ++k) {
     const int peer = static_cast<int>(k % static_cast<std::size_t>(n));
     values[k] = (std::uint64_t(me) << 32) | k;
-    requests.push_back(
-        t.call_answered(peer, id, &values[k], sizeof values[k], &answers[k], sizeof answers[k]));
+    requests.push_back(LibraryMessaging(t).call_answered(peer, id, &values[k], sizeof values[k],
+                                                         &answers[k], sizeof answers[k]));
   }
   for (Request& r : requests) r.wait();
   // Counted rather than asserted: every rank reaches the collective clean-up.
@@ -173,7 +177,8 @@ TEST_F(TransportCall, AnEmptyAnswerArrivesEmpty) {
   std::uint8_t answer[8] = {};
   const Ask refused{kTable, 1};  // beyond the table: the handler answers nothing
   for (int peer = 0; peer < t.size(); ++peer) {
-    Request request = t.call_answered(peer, id_, &refused, sizeof refused, answer, sizeof answer);
+    Request request = LibraryMessaging(t).call_answered(peer, id_, &refused, sizeof refused, answer,
+                                                        sizeof answer);
     request.wait();
     EXPECT_EQ(request.message().size, 0u) << "rank " << peer;
   }
@@ -185,9 +190,11 @@ TEST_F(TransportCall, AnAnswerLargerThanTheBufferIsTruncatedAndTheTransportGoesO
   std::vector<std::uint8_t> answer(kSlice);
   for (int peer = 0; peer < t.size(); ++peer) {
     const Ask ask{me * kSlice, kSlice};
-    Request request = t.call_answered(peer, id_, &ask, sizeof ask, answer.data(), kSlice / 2);
+    Request request =
+        LibraryMessaging(t).call_answered(peer, id_, &ask, sizeof ask, answer.data(), kSlice / 2);
     EXPECT_MPIDSM_ERROR(request.wait(), Errc::truncated, "");
-    Request again = t.call_answered(peer, id_, &ask, sizeof ask, answer.data(), kSlice);
+    Request again =
+        LibraryMessaging(t).call_answered(peer, id_, &ask, sizeof ask, answer.data(), kSlice);
     again.wait();
     EXPECT_EQ(first_mismatch(answer.data(), peer, me, kSlice), kSlice) << "rank " << peer;
   }
@@ -197,10 +204,12 @@ TEST_F(TransportCall, CallingAHandlerThatDoesNotAnswerIsAnError) {
   Transport& t = runtime_->transport();
   std::uint8_t answer[8];
   const Ask ask{0, 1};
-  EXPECT_MPIDSM_ERROR(t.call_answered(0, plain_, &ask, sizeof ask, answer, sizeof answer),
-                      Errc::invalid_argument, "no answering handler " + std::to_string(plain_));
-  EXPECT_MPIDSM_ERROR(t.call_answered(t.size(), id_, &ask, sizeof ask, answer, sizeof answer),
-                      Errc::invalid_rank, "rank " + std::to_string(t.size()));
+  EXPECT_MPIDSM_ERROR(
+      LibraryMessaging(t).call_answered(0, plain_, &ask, sizeof ask, answer, sizeof answer),
+      Errc::invalid_argument, "no answering handler " + std::to_string(plain_));
+  EXPECT_MPIDSM_ERROR(
+      LibraryMessaging(t).call_answered(t.size(), id_, &ask, sizeof ask, answer, sizeof answer),
+      Errc::invalid_rank, "rank " + std::to_string(t.size()));
 }
 
 // Agreed messages: every rank sends each rank (self included) two keyed
@@ -211,7 +220,7 @@ TEST_F(TransportCall, CallingAHandlerThatDoesNotAnswerIsAnError) {
 TEST_F(TransportCall, AgreedMessagesMeetTheirReceivesByKey) {
   Transport& t = runtime_->transport();
   const int me = t.rank(), n = t.size();
-  constexpr std::uint32_t kKeys[] = {0, Transport::max_agreed_key};
+  constexpr std::uint32_t kKeys[] = {0, LibraryMessaging::max_agreed_key};
   auto word = [](int from, int to, int k) {
     return std::uint64_t{1000} * static_cast<std::uint64_t>(from) +
            std::uint64_t{10} * static_cast<std::uint64_t>(to) + static_cast<std::uint64_t>(k);
@@ -222,17 +231,18 @@ TEST_F(TransportCall, AgreedMessagesMeetTheirReceivesByKey) {
   std::vector<Request> sends;
   for (int peer = 0; peer < n; ++peer)
     for (int k = 0; k < 2; ++k)
-      sends.push_back(t.send_agreed(peer, kKeys[k], &out[static_cast<std::size_t>(2 * peer + k)],
-                                    sizeof(std::uint64_t)));
+      sends.push_back(LibraryMessaging(t).send_agreed(
+          peer, kKeys[k], &out[static_cast<std::size_t>(2 * peer + k)], sizeof(std::uint64_t)));
   t.barrier();  // every message is sent (or in flight) before any receive
   std::uint8_t answer[8] = {};
   const Ask ask{me * kSlice, 8};
-  Request call = t.call_answered((me + 1) % n, id_, &ask, sizeof ask, answer, sizeof answer);
+  Request call =
+      LibraryMessaging(t).call_answered((me + 1) % n, id_, &ask, sizeof ask, answer, sizeof answer);
   std::vector<std::uint64_t> in(2 * static_cast<std::size_t>(n), 0);
   std::vector<Request> receives;
   for (int peer = n - 1; peer >= 0; --peer)
     for (int k = 1; k >= 0; --k)
-      receives.push_back(t.receive_agreed(
+      receives.push_back(LibraryMessaging(t).receive_agreed(
           peer, kKeys[k], &in[static_cast<std::size_t>(2 * peer + k)], sizeof(std::uint64_t)));
   for (Request& r : receives) r.wait();
   for (Request& s : sends) s.wait();
@@ -248,9 +258,10 @@ TEST_F(TransportCall, AgreedMessagesMeetTheirReceivesByKey) {
   EXPECT_EQ(std::memcmp(answer, expected.data(), sizeof answer), 0) << "the answered call's bytes";
   // Too large for its buffer: truncated, and the transport goes on.
   const std::uint64_t two[2] = {1, 2};
-  Request big = t.send_agreed(me, 7, two, sizeof two);
+  Request big = LibraryMessaging(t).send_agreed(me, 7, two, sizeof two);
   std::uint64_t small = 0;
-  EXPECT_MPIDSM_ERROR(t.receive_agreed(me, 7, &small, sizeof small).wait(), Errc::truncated, "");
+  EXPECT_MPIDSM_ERROR(LibraryMessaging(t).receive_agreed(me, 7, &small, sizeof small).wait(),
+                      Errc::truncated, "");
   big.wait();
   t.barrier();
 }

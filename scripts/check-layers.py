@@ -82,17 +82,19 @@ def main(argv):
 
 def check(root, graph):
     """Prints what breaks the order; returns how many includes do."""
-    files = [(p, p.relative_to(root / "src").parts[0]) for p in (root / "src").rglob("*")
+    # (file, its layer, whether a bare include names a header of that layer:
+    # true in src/, where a layer's subfolders are still the layer)
+    files = [(p, p.relative_to(root / "src").parts[0], True) for p in (root / "src").rglob("*")
              if p.suffix in (".hpp", ".cpp", ".h", ".c")]
-    files += [(p, PUBLIC.get(p.name.replace(".in", ""), "tools"))
+    files += [(p, PUBLIC.get(p.name.replace(".in", ""), "tools"), False)
               for p in (root / "include").rglob("*") if p.is_file()]
     edges, broken = Counter(), []
-    for path, folder in files:
+    for path, folder, in_src in files:
         if folder not in RANK:
             broken.append(f"{path.relative_to(root)}: folder '{folder}' has no layer")
             continue
         for name in INCLUDE.findall(path.read_text()):
-            target = folder_of_include(name, folder if path.parent.name == folder else None)
+            target = folder_of_include(name, folder if in_src else None)
             if target is None or target == folder:
                 continue
             if target not in RANK:

@@ -83,7 +83,9 @@ struct TransportOptions {
 };
 
 namespace detail {
-class ProgressHandoff;
+class ProgressControl;
+class DrivingProgress;
+class LibraryMessaging;
 
 /// What this rank knows of one peer's part of a registered region.
 struct RemoteKey {
@@ -160,6 +162,7 @@ class Request {
 
  private:
   friend class Transport;
+  friend class detail::LibraryMessaging;
   /// send_or_rma and receive run on the transport's worker (one-sided
   /// operations, agreed messages, answers); message_send, message_receive and
   /// mailbox_receive (a receive in the same-node mailboxes' matching) on its
@@ -315,54 +318,10 @@ class Transport {
   /// As call_nbi, but the bytes may be reused on return.
   void call(int peer, std::uint32_t id, const void* bytes, std::size_t size,
             std::uint64_t argument = 0);
-  /// What an answering handler sends back: `size` bytes at `data`, memory of
-  /// the callee that stays unchanged until sent (size 0: an empty answer).
-  /// A `transient` answer may change once the handler returns (a scratch
-  /// buffer the next call overwrites): the transport sends it at once, or
-  /// sends a copy when UCX cannot (a full socket); keep those small.
-  struct Answer {
-    const void* data = nullptr;  ///< first byte of the answer
-    std::size_t size = 0;        ///< bytes to send back
-    bool transient = false;      ///< the bytes may change once the handler returns
-  };
-  /// A remote handler whose return value goes back to the caller: a request
-  /// and its reply in one round trip, for peers whose memory one-sided
-  /// operations reach through messages anyway (rma_through_messages).
-  /// The same rules as RemoteHandler apply.
-  using AnsweringHandler = Answer (*)(void* context, int source, const std::byte* bytes,
-                                      std::size_t size);
-  /// Collective, as add_remote_handler (the ids share one table).
-  std::uint32_t add_answering_handler(AnsweringHandler handler, void* context);
-  /// Messages two ranks agreed on beforehand (the DSM barrier's updates):
-  /// `key` (at most max_agreed_key) names one message from this rank to
-  /// `peer`, which receives it with receive_agreed(this rank, key). They
-  /// travel in a runtime field of the tag no user message carries, apart
-  /// from answered calls' answers; a message sent before its receive is
-  /// posted waits in UCX. At most one message per sender and key may be in
-  /// flight. `bytes` stay unchanged until the Request completes.
-  static constexpr std::uint32_t max_agreed_key = (1u << 23) - 1;
-  /// Sends `size` bytes at `bytes` to `peer` as the agreed message `key`.
-  Request send_agreed(int peer, std::uint32_t key, const void* bytes, std::size_t size);
-  /// Receives the message `peer` sent with key `key` into [buffer,
-  /// buffer+capacity); message().size gives its length (Errc::truncated if
-  /// it did not fit).
-  Request receive_agreed(int peer, std::uint32_t key, void* buffer, std::size_t capacity);
-  /// Runs answering handler `id` at `peer` on [bytes, bytes+size), which must
-  /// stay unchanged until the Request completes; the answer lands in
-  /// [answer, answer+capacity). The Request completes once it has, and
-  /// message().size then gives its length (Errc::truncated if it did not
-  /// fit). No flush waits for it.
-  Request call_answered(int peer, std::uint32_t id, const void* bytes, std::size_t size,
-                        void* answer, std::size_t capacity);
   /// True when UCX reaches `peer`'s memory through active messages (tcp):
   /// every put, get or atomic then needs the peer's CPU, and a call that
   /// does several of them at once saves round trips.
   bool rma_through_messages(int peer) const;
-  /// Collective: true when every rank `wants` it and reaches each peer it
-  /// does not map (`mapped(peer)`: loads and stores reach it) only through
-  /// messages. Then no peer reaches this rank's memory with a NIC's atomics,
-  /// and a handler may change it with CPU atomics.
-  bool all_reach_through_messages(bool wants, const std::function<bool(int)>& mapped);
 
   // --- progress --------------------------------------------------------------------
   /// Drives UCX once (one-sided operations, and messages in flight); true
@@ -372,71 +331,6 @@ class Transport {
   /// spinning (MPIDSM_YIELD_WHEN_IDLE; by default when more ranks of the
   /// communicator run on this node than it has CPUs).
   bool yield_when_idle() const;
-  /// As many ranks on this node as CPUs: a helper thread that polls would take
-  /// a CPU from some rank.
-  bool no_spare_cpu() const;
-  /// For a progress thread: some other thread is inside this transport
-  /// (counted once the progress thread has called progress_as_helper), so it
-  /// drives the worker.
-  bool others_progressing() const;
-  /// For a progress thread: drives UCX once unless some thread waits inside
-  /// the transport (which then drives it; a helper calling in too would only
-  /// spin on the worker's lock). True when something happened.
-  bool progress_as_helper();
-  /// For MPI's progress loop, on a thread blocked in MPI, once a progress
-  /// thread runs (or, without one, once peers need this rank's progress):
-  /// drives UCX once unless another thread of this rank is inside the
-  /// transport (which drives it). True when something happened.
-  bool progress_from_mpi();
-  /// How many progress_from_mpi calls served peers' one-sided operations
-  /// (messages they moved on are not counted).
-  std::uint64_t progressed_from_mpi() const;
-  /// How many progress_as_helper calls (the progress thread's) found
-  /// something to do.
-  std::uint64_t progressed_as_helper() const;
-  /// How often MPI's progress loop began serving peers (this rank blocked
-  /// in MPI, that loop finding events), which keeps the sleeping progress
-  /// thread from waking for the worker's events until it has served nothing
-  /// for a while (docs/progress.md).
-  std::uint64_t mpi_serving_episodes() const;
-  /// How often a wait inside the transport muted the sleeping progress
-  /// thread (two epoll_ctl calls each): one-sided waits on remote peers do,
-  /// waits for tagged messages never do (docs/progress.md).
-  std::uint64_t progress_thread_mutes() const;
-  /// For a progress thread (transports created `shareable`): arms the worker
-  /// and blocks without polling until it has events that no thread waiting
-  /// inside the transport will handle, or until interrupt_sleep(). Returns at
-  /// once when events are pending: progress, then call it again.
-  void sleep_until_events();
-  /// Ends a sleep_until_events() in progress, or the next one.
-  void interrupt_sleep() noexcept;
-  /// Set by the runtime: called (once) when a region is registered that some
-  /// peer cannot map, i.e. when remote operations may need this rank's progress.
-  void on_target_progress_needed(std::function<void()> hook);
-  /// Set by the runtime: called (once, on the calling thread) the first time
-  /// this rank sends, receives or probes a tagged message, as messages in
-  /// flight then need its progress while it is blocked in MPI.
-  void on_messages_need_progress(std::function<void()> hook);
-  /// While alive, the calling thread drives UCX for this rank: the progress
-  /// thread neither enters the worker nor wakes for its events, even between
-  /// the thread's calls. For a phase that alternates short local work with
-  /// waits on peers that are themselves waiting (a DSM barrier): a woken
-  /// progress thread would only take the worker and a CPU from this thread
-  /// then. The thread must call into the transport again soon, and must not
-  /// block outside it (in a blocking MPI call) while the scope lives.
-  class Driving {
-   public:
-    /// Starts driving `transport`'s progress from this thread.
-    explicit Driving(Transport& transport) noexcept;
-    /// Hands progress back to the progress thread.
-    ~Driving();
-    Driving(const Driving&) = delete;
-    Driving& operator=(const Driving&) = delete;
-
-   private:
-    detail::ProgressHandoff* handoff_;  // nullptr: no progress thread runs
-  };
-
   /// Blocks in MPI_Ibarrier on comm while driving UCX progress, so peers that
   /// wait on this rank's progress are never starved by a blocking collective.
   void barrier();
@@ -450,16 +344,16 @@ class Transport {
 
  private:
   friend class Request;
+  // The internal surfaces (src/transport): progress plumbing, and the
+  // messaging mpidsm's own layers use.
+  friend class detail::ProgressControl;
+  friend class detail::DrivingProgress;
+  friend class detail::LibraryMessaging;
   std::uint64_t atomic_fetch_raw(AtomicOp op, int peer, const MemoryRegion& region,
                                  std::size_t offset, std::size_t width, std::uint64_t operand,
                                  std::uint64_t compare);
   void atomic_post_raw(AtomicOp op, int peer, const MemoryRegion& region, std::size_t offset,
                        std::size_t width, std::uint64_t operand);
-  // A receive of the answer-tag message `peer` sends as `sequence` (an
-  // answered call's answer, or an agreed message).
-  Request receive_answer(int peer, std::uint32_t sequence, void* buffer, std::size_t capacity,
-                         const char* operation);
-
   struct Impl;
   int rank_ = no_rank;
   int size_ = 0;

@@ -6,11 +6,12 @@
 
 #include <cstdint>
 
-#include "mpidsm/transport.hpp"
+#include "transport/library_messaging.hpp"
 
 namespace mpidsm::detail {
 
-inline constexpr std::uint64_t kKeysPerUse = (std::uint64_t{Transport::max_agreed_key} + 1) / 2;
+inline constexpr std::uint64_t kKeysPerUse =
+    (std::uint64_t{LibraryMessaging::max_agreed_key} + 1) / 2;
 
 constexpr std::uint32_t barrier_update_key(std::uint64_t message) {
   return static_cast<std::uint32_t>(message % kKeysPerUse);

@@ -10,6 +10,7 @@ namespace mpidsm::detail {
 
 BarrierUpdates::BarrierUpdates(Transport& transport, std::size_t page_size)
     : transport_(transport),
+      messaging_(transport),
       page_size_(page_size),
       peers_(static_cast<std::size_t>(transport.size())) {}
 
@@ -81,13 +82,13 @@ void BarrierUpdates::mark(std::uint64_t* masks, std::size_t words) {
 void BarrierUpdates::send() {
   for (const Subscription& s : subscriptions_)
     if (s.renewed)
-      sends_.push_back(transport_.send_agreed(s.home, key(kSubscription),
+      sends_.push_back(messaging_.send_agreed(s.home, key(kSubscription),
                                               outgoing_.data() + s.begin,
                                               (s.end - s.begin) * sizeof(std::uint64_t)));
   for (std::size_t r = 0; r < peers_.size(); ++r)
     if (!peers_[r].push_out.words.empty()) {
       const PageList& push = peers_[r].push_out;
-      sends_.push_back(transport_.send_agreed(static_cast<int>(r), key(kPush), push.words.data(),
+      sends_.push_back(messaging_.send_agreed(static_cast<int>(r), key(kPush), push.words.data(),
                                               push.words.size() * sizeof(std::uint64_t)));
     }
 }
@@ -122,7 +123,7 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
     Peer& home = peers_[static_cast<std::size_t>(h)];
     home.push_in.words.resize(list_words(std::min(home.last_pages, kMaxPages)));
     requests_.push_back(
-        transport_.receive_agreed(h, key(kPush), home.push_in.words.data(),
+        messaging_.receive_agreed(h, key(kPush), home.push_in.words.data(),
                                   home.push_in.words.size() * sizeof(std::uint64_t)));
   }
   for (Peer& p : peers_) {
@@ -147,7 +148,7 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
   for (int r : renewers) {
     Peer& reader = peers_[static_cast<std::size_t>(r)];
     reader.standing.resize(2 * kMaxRuns);
-    requests_.push_back(transport_.receive_agreed(r, key(kSubscription), reader.standing.data(),
+    requests_.push_back(messaging_.receive_agreed(r, key(kSubscription), reader.standing.data(),
                                                   reader.standing.size() * sizeof(std::uint64_t)));
   }
   // Each message's length comes from its request (pushes first, as posted).
@@ -185,7 +186,7 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
     if (scratch_.empty()) continue;
     fill(reader.late_out, scratch_, bytes_of);
     requests_.push_back(
-        transport_.send_agreed(r, key(kLate), reader.late_out.words.data(),
+        messaging_.send_agreed(r, key(kLate), reader.late_out.words.data(),
                                reader.late_out.words.size() * sizeof(std::uint64_t)));
   }
   // As a reader: the late answers the homes send, each exactly the pages
@@ -199,7 +200,7 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
     if (pages == 0) continue;
     home.late_in.words.resize(list_words(pages));
     requests_.push_back(
-        transport_.receive_agreed(s.home, key(kLate), home.late_in.words.data(),
+        messaging_.receive_agreed(s.home, key(kLate), home.late_in.words.data(),
                                   home.late_in.words.size() * sizeof(std::uint64_t)));
   }
   std::size_t k = sends;

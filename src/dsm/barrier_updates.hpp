@@ -16,7 +16,7 @@
 // alike from the same facts (the subscription, the push, the notices), so
 // the reader waits for one exactly when the home sends one.
 //
-// All of it travels as agreed messages (Transport::send_agreed), keyed by
+// All of it travels as agreed messages (LibraryMessaging::send_agreed), keyed by
 // the barrier, so no handler runs and nothing waits beyond what both sides
 // know will come.
 #pragma once
@@ -28,6 +28,7 @@
 
 #include "agreed_keys.hpp"
 #include "mpidsm/transport.hpp"
+#include "transport/library_messaging.hpp"
 
 namespace mpidsm::detail {
 
@@ -128,6 +129,7 @@ class BarrierUpdates {
   void wait_all();
 
   Transport& transport_;
+  LibraryMessaging messaging_;
   std::size_t page_size_;
   std::uint64_t barrier_ = 0;
   std::vector<Subscription> subscriptions_;

@@ -31,7 +31,7 @@ thread_local LockTable::ReleaseCall release_call;
 std::uint64_t LockTable::acquire_through_call(std::size_t id) {
   answered.table = nullptr;  // whatever an acquire that failed left
   const AcquireCall call{id, seen_epoch_[id], seen_count_[id]};
-  Request request = transport_.call_answered(home(id), acquire_handler_, &call, sizeof call,
+  Request request = messaging_.call_answered(home(id), acquire_handler_, &call, sizeof call,
                                              &answered.answer, sizeof answered.answer);
   request.wait();
   const std::size_t size = request.message().size;
@@ -65,8 +65,8 @@ void LockTable::copy_entries(std::size_t id, std::uint64_t from, std::uint64_t t
   }
 }
 
-Transport::Answer LockTable::answer_acquire(void* context, int source, const std::byte* bytes,
-                                            std::size_t size) {
+Answer LockTable::answer_acquire(void* context, int source, const std::byte* bytes,
+                                 std::size_t size) {
   auto& table = *static_cast<LockTable*>(context);
   AcquireCall call{};
   if (size == sizeof call) std::memcpy(&call, bytes, sizeof call);
@@ -109,7 +109,7 @@ bool LockTable::append_through_call(std::size_t id, std::uint64_t epoch,
   call.free = free ? 1 : 0;
   std::copy(notices.end() - static_cast<std::ptrdiff_t>(kept), notices.end(), call.entries);
   ReleaseAnswer answer{};
-  Request request = transport_.call_answered(
+  Request request = messaging_.call_answered(
       home(id), release_handler_, &call,
       offsetof(ReleaseCall, entries) + kept * sizeof(std::uint64_t), &answer, sizeof answer);
   request.wait();
@@ -123,8 +123,8 @@ bool LockTable::append_through_call(std::size_t id, std::uint64_t epoch,
   return free && answer.tail == me_;
 }
 
-Transport::Answer LockTable::answer_release(void* context, int source, const std::byte* bytes,
-                                            std::size_t size) {
+Answer LockTable::answer_release(void* context, int source, const std::byte* bytes,
+                                 std::size_t size) {
   auto& table = *static_cast<LockTable*>(context);
   ReleaseCall call;
   const std::size_t fixed = offsetof(ReleaseCall, entries);

@@ -13,6 +13,7 @@ namespace mpidsm::detail {
 LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks,
                      const MappablePeers& mappable)
     : transport_(transport),
+      messaging_(transport),
       locks_(locks),
       ranks_(static_cast<std::size_t>(transport.size())),
       me_(static_cast<std::uint64_t>(transport.rank()) + 1),
@@ -21,10 +22,10 @@ LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks,
              "DSM lock table (MPIDSM_LOCKS=" + std::to_string(locks / 2) + ", as many flags)"),
       seen_epoch_(locks),
       seen_count_(locks),
-      acquire_handler_(transport.add_answering_handler(answer_acquire, this)),
-      release_handler_(transport.add_answering_handler(answer_release, this)),
+      acquire_handler_(messaging_.add_answering_handler(answer_acquire, this)),
+      release_handler_(messaging_.add_answering_handler(answer_release, this)),
       freed_(locks),
-      by_call_(transport.all_reach_through_messages(
+      by_call_(messaging_.all_reach_through_messages(
           true, [this](int peer) { return words_.maps(peer); })) {}
 
 LockTable::~LockTable() {

@@ -31,6 +31,7 @@
 #include "mpidsm/transport.hpp"
 #include "notice_log.hpp"
 #include "shared_words.hpp"
+#include "transport/library_messaging.hpp"
 
 namespace mpidsm::detail {
 
@@ -125,12 +126,10 @@ class LockTable {
   bool append_through_call(std::size_t id, std::uint64_t epoch,
                            std::span<const std::uint64_t> notices, bool free);
   // At the home, inside its progress: swaps the caller in and answers.
-  static Transport::Answer answer_acquire(void* context, int source, const std::byte* bytes,
-                                          std::size_t size);
+  static Answer answer_acquire(void* context, int source, const std::byte* bytes, std::size_t size);
   // At the home: appends a holder's notices, frees the lock if asked and
   // nobody queued, and answers.
-  static Transport::Answer answer_release(void* context, int source, const std::byte* bytes,
-                                          std::size_t size);
+  static Answer answer_release(void* context, int source, const std::byte* bytes, std::size_t size);
   // The lock record of `id`, homed here.
   std::byte* local_record(std::size_t id) const {
     return &words_.local<std::byte>(record_offset(id));
@@ -139,6 +138,7 @@ class LockTable {
   void copy_entries(std::size_t id, std::uint64_t from, std::uint64_t to, std::uint64_t* out) const;
 
   Transport& transport_;
+  LibraryMessaging messaging_;
   std::size_t locks_;
   std::size_t ranks_;
   std::uint64_t me_;  // this rank + 1 (0 means "nobody")

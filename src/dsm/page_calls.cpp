@@ -10,13 +10,14 @@ namespace mpidsm::detail {
 PageCalls::PageCalls(Transport& transport, SharingRecord& sharing, const DsmRegion& region,
                      std::size_t page_size, std::size_t max_runs, bool wanted)
     : transport_(&transport),
+      messaging_(transport),
       sharing_(sharing),
       master_(region.master()),
       pages_(region.size() / page_size),
       page_size_(page_size),
-      used_(transport.all_reach_through_messages(
+      used_(messaging_.all_reach_through_messages(
           wanted, [&](int peer) { return region.peer_master(peer) != nullptr; })),
-      handler_(transport.add_answering_handler(answer, this)) {
+      handler_(messaging_.add_answering_handler(answer, this)) {
   calls_.reserve(max_runs);
 }
 
@@ -29,8 +30,8 @@ void PageCalls::ask(int home, std::size_t first, std::size_t count, bool count_c
   calls_.push_back(
       {{first, static_cast<std::uint32_t>(count), count_copies ? 1u : 0u}, home, requests.size()});
   const Call& call = calls_.back().call;
-  requests.push_back(transport_->call_answered(home, handler_, &call, sizeof call,
-                                               master_ + first * page_size_, count * page_size_));
+  requests.push_back(messaging_.call_answered(home, handler_, &call, sizeof call,
+                                              master_ + first * page_size_, count * page_size_));
 }
 
 void PageCalls::check_answers(const std::vector<Request>& requests) {
@@ -53,8 +54,7 @@ void PageCalls::check_answers(const std::vector<Request>& requests) {
 // read for the answer (the order SharingRecord relies on), and answers with
 // the pages' master copies. A malformed call is a protocol bug: abort, as
 // for a malformed diff.
-Transport::Answer PageCalls::answer(void* self_pointer, int source, const std::byte* bytes,
-                                    std::size_t size) {
+Answer PageCalls::answer(void* self_pointer, int source, const std::byte* bytes, std::size_t size) {
   auto& self = *static_cast<PageCalls*>(self_pointer);
   Call call{};
   if (size == sizeof call) std::memcpy(&call, bytes, sizeof call);

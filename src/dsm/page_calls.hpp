@@ -21,6 +21,7 @@
 #include "mpidsm/transport.hpp"
 #include "region.hpp"
 #include "sharing.hpp"
+#include "transport/library_messaging.hpp"
 
 namespace mpidsm::detail {
 
@@ -61,9 +62,10 @@ class PageCalls {
     int home;
     std::size_t request;  // index into the requests vector
   };
-  static Transport::Answer answer(void* self, int source, const std::byte* bytes, std::size_t size);
+  static Answer answer(void* self, int source, const std::byte* bytes, std::size_t size);
 
   Transport* transport_;
+  LibraryMessaging messaging_;
   SharingRecord& sharing_;
   std::byte* master_;
   std::size_t pages_;

@@ -37,9 +37,13 @@
 #include "sync_message.hpp"
 #include "test_hooks.hpp"
 #include "ticks.hpp"
+#include "transport/library_messaging.hpp"
+#include "transport/progress/progress_control.hpp"
 
 namespace mpidsm {
 
+using detail::DrivingProgress;
+using detail::LibraryMessaging;
 using detail::SyncMessage;
 
 void Dsm::Engine::sync_with(std::span<const int> peers) {
@@ -48,7 +52,7 @@ void Dsm::Engine::sync_with(std::span<const int> peers) {
   const std::lock_guard<std::mutex> one_call(sync_calls_);
   // This thread's polls serve the peers until it returns (as in a barrier):
   // they are inside their own sync_with.
-  Transport::Driving driving(transport_);
+  DrivingProgress driving(transport_);
   std::optional<Error> failure;
   {
     detail::EngineLock guard(mutex_);
@@ -157,17 +161,21 @@ int Dsm::Engine::exchange_sync_messages(std::span<const int> peers) {
     for (std::size_t i = 0; i < n; ++i) {
       std::vector<std::int64_t>& in = s.incoming[i];
       in.resize(SyncMessage::capacity(s.expected_pushes[i], page_words));
-      s.requests.push_back(transport_.receive_agreed(peers[i], key(i, 0), in.data(),
-                                                     in.size() * sizeof(std::int64_t)));
+      s.requests.push_back(
+          LibraryMessaging(transport_)
+              .receive_agreed(peers[i], key(i, 0), in.data(), in.size() * sizeof(std::int64_t)));
     }
     for (std::size_t i = 0; i < n; ++i) {
       const std::vector<std::int64_t>& notices = s.notices[i];
-      s.requests.push_back(transport_.send_agreed(peers[i], key(i, 0), s.outgoing[i].data(),
-                                                  s.outgoing[i].size() * sizeof(std::int64_t)));
+      s.requests.push_back(LibraryMessaging(transport_)
+                               .send_agreed(peers[i], key(i, 0), s.outgoing[i].data(),
+                                            s.outgoing[i].size() * sizeof(std::int64_t)));
       if (notices.size() > SyncMessage::kInlineNotices)
-        s.requests.push_back(transport_.send_agreed(
-            peers[i], key(i, 1), notices.data() + SyncMessage::kInlineNotices,
-            (notices.size() - SyncMessage::kInlineNotices) * sizeof(std::int64_t)));
+        s.requests.push_back(LibraryMessaging(transport_)
+                                 .send_agreed(peers[i], key(i, 1),
+                                              notices.data() + SyncMessage::kInlineNotices,
+                                              (notices.size() - SyncMessage::kInlineNotices) *
+                                                  sizeof(std::int64_t)));
     }
     for (std::size_t i = 0; i < n; ++i) {
       s.requests[i].wait();
@@ -181,8 +189,9 @@ int Dsm::Engine::exchange_sync_messages(std::span<const int> peers) {
       if (view.notices > SyncMessage::kInlineNotices) {
         std::vector<std::int64_t>& rest = s.overflow[i];
         rest.resize(view.notices - SyncMessage::kInlineNotices);
-        s.requests.push_back(transport_.receive_agreed(peers[i], key(i, 1), rest.data(),
-                                                       rest.size() * sizeof(std::int64_t)));
+        s.requests.push_back(LibraryMessaging(transport_)
+                                 .receive_agreed(peers[i], key(i, 1), rest.data(),
+                                                 rest.size() * sizeof(std::int64_t)));
       } else {
         s.overflow[i].clear();
       }

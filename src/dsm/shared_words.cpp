@@ -2,6 +2,7 @@
 
 #include "common/mpi_exchange.hpp"
 #include "lazy_array.hpp"
+#include "transport/library_messaging.hpp"
 
 namespace mpidsm::detail {
 
@@ -15,7 +16,7 @@ SharedWords::SharedWords(MPI_Comm comm, Transport& transport, std::size_t bytes,
   int all = 0;
   allreduce(comm, transport.rank(), &mine, &all, 1, MPI_INT, MPI_MIN, what.c_str());
   direct_ = all != 0;
-  const bool through_messages = transport.all_reach_through_messages(
+  const bool through_messages = LibraryMessaging(transport).all_reach_through_messages(
       mappable.enabled(), [this](int peer) { return maps(peer); });
   if (direct_ || through_messages)
     for (int peer = 0; peer < transport.size(); ++peer)

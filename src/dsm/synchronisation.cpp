@@ -12,6 +12,7 @@
 #include "test_hooks.hpp"
 #include "ticks.hpp"
 #include "transport/node_barrier.hpp"
+#include "transport/progress/progress_control.hpp"
 
 namespace mpidsm {
 namespace {
@@ -58,7 +59,7 @@ void Dsm::Engine::barrier() {
   // peers (the progress thread would only compete with it for the worker
   // and a CPU): the diffs of the release, the count exchange, the updates.
   // Not on one node: node_barrier() spins on shared words, without UCX.
-  std::optional<Transport::Driving> driving;
+  std::optional<detail::DrivingProgress> driving;
   if (!barrier_slots_.direct()) driving.emplace(transport_);
   {
     detail::EngineLock guard(mutex_);

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "transport/library_messaging.hpp"
+
 namespace mpidsm::detail {
 
 PutCalls::PutCalls(Transport& transport, std::byte* heap, std::size_t size,
@@ -12,7 +14,7 @@ PutCalls::PutCalls(Transport& transport, std::byte* heap, std::size_t size,
     : transport_(&transport),
       heap_(heap),
       size_(size),
-      used_(transport.all_reach_through_messages(
+      used_(detail::LibraryMessaging(transport).all_reach_through_messages(
           wanted, [&](int peer) { return mapped[static_cast<std::size_t>(peer)] != nullptr; })),
       staging_(kMaxBytes + sizeof(Signal)),
       write_id_(transport.add_remote_handler(write, this)),

@@ -10,8 +10,9 @@
 #include <string>
 
 #include "common/mpi_exchange.hpp"
-#include "mpi_progress_hook.hpp"
-#include "progress_thread.hpp"
+#include "transport/progress/mpi_progress_hook.hpp"
+#include "transport/progress/progress_control.hpp"
+#include "transport/progress/progress_thread.hpp"
 
 extern char** environ;
 
@@ -153,11 +154,12 @@ Runtime::Runtime(MPI_Comm comm) {
   state->transport = std::make_unique<Transport>(state->comm, state->id, options);
   if (mode == ProgressMode::on) state->start_progress_thread();
   State* raw = state.get();
+  detail::ProgressControl progress(*state->transport);
   if (mode == ProgressMode::automatic)
-    state->transport->on_target_progress_needed([raw] { raw->start_progress_thread(); });
+    progress.on_target_progress_needed([raw] { raw->start_progress_thread(); });
   if (mode == ProgressMode::off)
-    state->transport->on_target_progress_needed([raw] { raw->start_progress_in_mpi(); });
-  state->transport->on_messages_need_progress([raw] { raw->start_progress_in_mpi(); });
+    progress.on_target_progress_needed([raw] { raw->start_progress_in_mpi(); });
+  progress.on_messages_need_progress([raw] { raw->start_progress_in_mpi(); });
 
   if (state->rank == 0)
     for (const auto& name : Config::unknown_variables(environ))

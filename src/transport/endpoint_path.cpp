@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "common/mpi_exchange.hpp"
 #include "transport_impl.hpp"
 
 namespace mpidsm {
@@ -70,16 +69,6 @@ bool Transport::rma_through_messages(int peer) const {
   impl_->check_peer(peer, "rma_through_messages");
   const auto lines = endpoint_info(impl_->endpoints[static_cast<std::size_t>(peer)]);
   return !lines.empty() && std::none_of(lines.begin(), lines.end(), reaches_memory);
-}
-
-bool Transport::all_reach_through_messages(bool wants, const std::function<bool(int)>& mapped) {
-  int mine = wants ? 1 : 0;
-  for (int peer = 0; mine && peer < size_; ++peer)
-    if (!mapped(peer) && !rma_through_messages(peer)) mine = 0;
-  int all = 0;
-  detail::allreduce(impl_->comm, rank_, &mine, &all, 1, MPI_INT, MPI_LAND,
-                    "choosing how peers are reached");
-  return all != 0;
 }
 
 std::string Transport::path_to(int peer) const {

@@ -1,8 +1,9 @@
 // Remote calls: a handler a peer runs on a message, over UCX active messages,
 // acknowledged once the handler has returned. flush(peer) waits for those
 // acknowledgements, so a call completes exactly as a put does.
-// Answered calls get the handler's answer instead, as a tagged message the
-// caller posted the receive of before calling (no acknowledgement then).
+// Answered calls (library_messaging.cpp) get the handler's answer instead,
+// as a tagged message the caller posted the receive of before calling (no
+// acknowledgement then).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,19 +18,6 @@ namespace {
 // UCX active-message ids of mpidsm's two messages.
 constexpr unsigned kCallMessage = 0x6d64;  // "md": run a handler
 constexpr unsigned kDoneMessage = 0x6d65;  // its handler returned
-
-// Answer tags' sequence field: answered calls count below 2^23; agreed
-// messages (send_agreed) set the top bit, so the two never match.
-constexpr std::uint32_t kAgreed = std::uint32_t{1} << 23;
-std::uint32_t agreed_sequence(std::uint32_t key) {
-  return kAgreed | (key & Transport::max_agreed_key);
-}
-
-// The tag of the answer `callee` sends to the call numbered `sequence`.
-std::uint64_t answer_tag(std::uint16_t runtime_id, int callee, std::uint32_t sequence) {
-  return detail::TagCodec::encode(detail::TagCodec::answer_runtime(runtime_id),
-                                  static_cast<std::uint32_t>(callee), sequence);
-}
 
 // Releases a request whose outcome the caller learns otherwise.
 void free_sent(ucs_status_ptr_t request, int rank, const char* what, int peer) {
@@ -51,7 +39,7 @@ void free_copy(void*, ucs_status_t, void* copy) {
 // now: sent inline when UCX can, else from a copy (allocated only then: a
 // socket too full to take the answer at once).
 void send_answer(int rank, ucp_ep_h caller, int source, std::uint64_t tag,
-                 const Transport::Answer& answer) {
+                 const detail::Answer& answer) {
   ucp_request_param_t send{};
   if (answer.transient) send.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
   ucs_status_ptr_t sent = ucp_tag_send_nbx(caller, answer.data, answer.size, tag, &send);
@@ -104,10 +92,10 @@ ucs_status_t Transport::Impl::on_call(void* arg, const void* header, std::size_t
   ucp_ep_h caller = s.endpoints[static_cast<std::size_t>(call.source)];
   ucp_request_param_t send{};
   if (answered) {
-    const Answer answer =
+    const detail::Answer answer =
         slot->answering.load(std::memory_order_acquire)(context, call.source, bytes, length);
-    send_answer(s.rank, caller, call.source, answer_tag(s.runtime_id, s.rank, call.answer_sequence),
-                answer);
+    send_answer(s.rank, caller, call.source,
+                detail::TagCodec::answer_tag(s.runtime_id, s.rank, call.answer_sequence), answer);
     return UCS_OK;
   }
   slot->handler.load(std::memory_order_acquire)(context, call.source, call.argument, bytes, length);
@@ -156,8 +144,8 @@ void Transport::Impl::wait_for_calls(int peer, const char* operation) {
   }
 }
 
-std::uint32_t Transport::Impl::add_handler(RemoteHandler handler, AnsweringHandler answering,
-                                           void* context) {
+std::uint32_t Transport::Impl::add_handler(RemoteHandler handler,
+                                           detail::AnsweringHandler answering, void* context) {
   const char* operation = handler ? "add_remote_handler" : "add_answering_handler";
   std::uint32_t id = 0;
   while (id < remote_handlers.size() && remote_handlers[id].in_use()) ++id;
@@ -179,10 +167,6 @@ std::uint32_t Transport::Impl::add_handler(RemoteHandler handler, AnsweringHandl
 
 std::uint32_t Transport::add_remote_handler(RemoteHandler handler, void* context) {
   return impl_->add_handler(handler, nullptr, context);
-}
-
-std::uint32_t Transport::add_answering_handler(AnsweringHandler handler, void* context) {
-  return impl_->add_handler(nullptr, handler, context);
 }
 
 void Transport::remove_remote_handler(std::uint32_t id) noexcept {
@@ -264,57 +248,6 @@ std::size_t Transport::Impl::send_call(int peer, const CallHeader& header, const
   call_header_busy[h].store(false, std::memory_order_release);
   if (UCS_PTR_IS_ERR(request)) detail::throw_ucx(rank, operation, peer, UCS_PTR_STATUS(request));
   return kSent;
-}
-
-Request Transport::call_answered(int peer, std::uint32_t id, const void* bytes, std::size_t size,
-                                 void* answer, std::size_t capacity) {
-  auto in_use = impl_->use_worker("call_answered");
-  Impl& s = *impl_;
-  s.check_peer(peer, "call_answered");
-  if (id >= s.remote_handlers.size() || s.remote_handlers[id].answering.load() == nullptr)
-    throw Error(Errc::invalid_argument, rank_,
-                "call_answered: no answering handler " + std::to_string(id));
-  const std::uint32_t sequence =
-      s.next_answer_sequence.fetch_add(1, std::memory_order_relaxed) & (kAgreed - 1);
-  // The receive first, so the answer lands in place rather than in UCX's
-  // buffers for unexpected messages.
-  Request answered = receive_answer(peer, sequence, answer, capacity, "call_answered");
-  try {
-    s.send_call(peer, {id, rank_, sequence, 0, 0}, bytes, size, "call_answered");
-  } catch (const Error&) {
-    answered.cancel();
-    throw;
-  }
-  return answered;
-}
-
-Request Transport::send_agreed(int peer, std::uint32_t key, const void* bytes, std::size_t size) {
-  auto in_use = impl_->use_worker("send_agreed");
-  Impl& s = *impl_;
-  s.check_peer(peer, "send_agreed");
-  ucp_request_param_t send{};
-  return Request(this,
-                 ucp_tag_send_nbx(s.endpoints[static_cast<std::size_t>(peer)], bytes, size,
-                                  answer_tag(s.runtime_id, rank_, agreed_sequence(key)), &send),
-                 Request::Kind::send_or_rma, "send_agreed", peer, 0);
-}
-
-Request Transport::receive_agreed(int peer, std::uint32_t key, void* buffer, std::size_t capacity) {
-  auto in_use = impl_->use_worker("receive_agreed");
-  impl_->check_peer(peer, "receive_agreed");
-  return receive_answer(peer, agreed_sequence(key), buffer, capacity, "receive_agreed");
-}
-
-Request Transport::receive_answer(int peer, std::uint32_t sequence, void* buffer,
-                                  std::size_t capacity, const char* operation) {
-  Impl& s = *impl_;
-  ucp_request_param_t receive{};
-  receive.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;  // see irecv()
-  return Request(
-      this,
-      ucp_tag_recv_nbx(s.worker, buffer, capacity, answer_tag(s.runtime_id, peer, sequence),
-                       ~std::uint64_t{0}, &receive),
-      Request::Kind::receive, operation, peer, capacity);
 }
 
 }  // namespace mpidsm

@@ -48,6 +48,17 @@ struct TagCodec {
   static constexpr std::uint16_t answer_runtime(std::uint16_t runtime) {
     return static_cast<std::uint16_t>(runtime ^ 0xfffeu);
   }
+  // Answer tags' sequence field: answered calls count below 2^23; agreed
+  // messages set the top bit, so the two never match.
+  static constexpr std::uint32_t agreed_bit = std::uint32_t{1} << 23;
+  static constexpr std::uint32_t agreed_sequence(std::uint32_t key) {
+    return agreed_bit | (key & (agreed_bit - 1));
+  }
+  // The tag of the answer `callee` sends to the call numbered `sequence`.
+  static constexpr std::uint64_t answer_tag(std::uint16_t runtime, int callee,
+                                            std::uint32_t sequence) {
+    return encode(answer_runtime(runtime), static_cast<std::uint32_t>(callee), sequence);
+  }
 };
 
 }  // namespace mpidsm::detail

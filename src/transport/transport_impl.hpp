@@ -17,12 +17,13 @@
 #include "common/mpi_exchange.hpp"
 #include "common/pinned_ranges.hpp"
 #include "fork_guard.hpp"
+#include "library_messaging.hpp"
 #include "mailboxes.hpp"
 #include "mpidsm/transport.hpp"
 #include "peer_liveness.hpp"
-#include "progress_handoff.hpp"
+#include "progress/progress_handoff.hpp"
+#include "progress/worker_guard.hpp"
 #include "ucx_status.hpp"
-#include "worker_guard.hpp"
 
 namespace mpidsm {
 
@@ -105,7 +106,7 @@ struct Transport::Impl {
   static constexpr std::uint32_t kUnanswered = ~std::uint32_t{0};
   struct RemoteHandlerSlot {
     std::atomic<RemoteHandler> handler{nullptr};
-    std::atomic<AnsweringHandler> answering{nullptr};
+    std::atomic<detail::AnsweringHandler> answering{nullptr};
     std::atomic<void*> context{nullptr};
     bool in_use() const {
       return handler.load(std::memory_order_acquire) != nullptr ||
@@ -113,7 +114,8 @@ struct Transport::Impl {
     }
   };
   std::array<RemoteHandlerSlot, 32> remote_handlers;
-  std::uint32_t add_handler(RemoteHandler handler, AnsweringHandler answering, void* context);
+  std::uint32_t add_handler(RemoteHandler handler, detail::AnsweringHandler answering,
+                            void* context);
   // Headers of calls in flight (each carries its argument and its answer's
   // tag; UCX reads a send's header until the send completes), free again
   // when UCX completes the send: claimed by a scan from a rotating cursor,
@@ -219,7 +221,7 @@ struct Transport::Impl {
   // Threads inside the transport drive the worker themselves; the progress
   // thread keeps out and sleeps meanwhile (opened when that thread may run).
   detail::ProgressHandoff handoff;
-  std::atomic<std::uint64_t> progressed_from_mpi{0};   // Transport::progressed_from_mpi
+  std::atomic<std::uint64_t> progressed_from_mpi{0};   // ProgressControl::progressed_from_mpi
   std::atomic<std::uint64_t> progressed_as_helper{0};  // Transport::progressed_as_helper
 
   // Drives the worker until done() holds. When told to, yields the CPU

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "mpidsm/error.hpp"
-#include "ucx_status.hpp"
+#include "transport/ucx_status.hpp"
 
 namespace mpidsm::detail {
 namespace {

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "mpidsm/transport.hpp"
+#include "progress_control.hpp"
 
 namespace mpidsm::detail {
 
@@ -31,7 +32,7 @@ class ProgressThread {
   void run();
   void keep_polling();
 
-  Transport& transport_;
+  ProgressControl transport_;
   std::chrono::microseconds spin_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;

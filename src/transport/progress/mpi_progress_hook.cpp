@@ -8,6 +8,8 @@
 #include <atomic>
 #include <mutex>
 
+#include "progress_control.hpp"
+
 namespace mpidsm::detail {
 namespace {
 
@@ -33,7 +35,7 @@ int drive_all() {
     slot.users.fetch_add(1, std::memory_order_seq_cst);
     // Read after counting in: a destructor that cleared it first waits for us.
     if (Transport* t = slot.transport.load(std::memory_order_seq_cst))
-      if (t->progress_from_mpi()) ++events;
+      if (ProgressControl(*t).progress_from_mpi()) ++events;
     slot.users.fetch_sub(1, std::memory_order_release);
   }
   return events;

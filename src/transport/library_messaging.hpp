@@ -1,0 +1,78 @@
+// The messaging mpidsm's own layers use and applications never see: calls
+// answered in one round trip (a DSM page fetch or lock request over tcp),
+// messages two ranks agreed on beforehand (a DSM barrier's updates, a
+// pairwise sync), and the collective choice of CPU atomics for memory only
+// handlers change. They share the transport's workers and remote handler
+// table with the public remote calls.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "mpidsm/transport.hpp"
+
+namespace mpidsm::detail {
+
+/// What an answering handler sends back: `size` bytes at `data`, memory of
+/// the callee that stays unchanged until sent (size 0: an empty answer).
+/// A `transient` answer may change once the handler returns (a scratch
+/// buffer the next call overwrites): the transport sends it at once, or
+/// sends a copy when UCX cannot (a full socket); keep those small.
+struct Answer {
+  const void* data = nullptr;  ///< first byte of the answer
+  std::size_t size = 0;        ///< bytes to send back
+  bool transient = false;      ///< the bytes may change once the handler returns
+};
+/// A remote handler whose return value goes back to the caller: a request
+/// and its reply in one round trip, for peers whose memory one-sided
+/// operations reach through messages anyway (rma_through_messages).
+/// The same rules as Transport::RemoteHandler apply.
+using AnsweringHandler = Answer (*)(void* context, int source, const std::byte* bytes,
+                                    std::size_t size);
+
+class LibraryMessaging {
+ public:
+  explicit LibraryMessaging(Transport& transport) noexcept : transport_(transport) {}
+
+  /// Collective, as Transport::add_remote_handler (the ids share one table).
+  std::uint32_t add_answering_handler(AnsweringHandler handler, void* context);
+  /// Runs answering handler `id` at `peer` on [bytes, bytes+size), which must
+  /// stay unchanged until the Request completes; the answer lands in
+  /// [answer, answer+capacity). The Request completes once it has, and
+  /// message().size then gives its length (Errc::truncated if it did not
+  /// fit). No flush waits for it.
+  Request call_answered(int peer, std::uint32_t id, const void* bytes, std::size_t size,
+                        void* answer, std::size_t capacity);
+
+  /// Messages two ranks agreed on beforehand: `key` (at most max_agreed_key)
+  /// names one message from this rank to `peer`, which receives it with
+  /// receive_agreed(this rank, key). They travel in a runtime field of the
+  /// tag no user message carries, apart from answered calls' answers; a
+  /// message sent before its receive is posted waits in UCX. At most one
+  /// message per sender and key may be in flight. `bytes` stay unchanged
+  /// until the Request completes.
+  static constexpr std::uint32_t max_agreed_key = (1u << 23) - 1;
+  /// Sends `size` bytes at `bytes` to `peer` as the agreed message `key`.
+  Request send_agreed(int peer, std::uint32_t key, const void* bytes, std::size_t size);
+  /// Receives the message `peer` sent with key `key` into [buffer,
+  /// buffer+capacity); message().size gives its length (Errc::truncated if
+  /// it did not fit).
+  Request receive_agreed(int peer, std::uint32_t key, void* buffer, std::size_t capacity);
+
+  /// Collective: true when every rank `wants` it and reaches each peer it
+  /// does not map (`mapped(peer)`: loads and stores reach it) only through
+  /// messages. Then no peer reaches this rank's memory with a NIC's atomics,
+  /// and a handler may change it with CPU atomics.
+  bool all_reach_through_messages(bool wants, const std::function<bool(int)>& mapped);
+
+ private:
+  // A receive of the answer-tag message `peer` sends as `sequence` (an
+  // answered call's answer, or an agreed message).
+  Request receive_answer(int peer, std::uint32_t sequence, void* buffer, std::size_t capacity,
+                         const char* operation);
+
+  Transport& transport_;
+};
+
+}  // namespace mpidsm::detail
