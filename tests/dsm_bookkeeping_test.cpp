@@ -67,6 +67,18 @@ TEST(Prefetch, TakesWantedPagesWithinTheCheckingWindow) {
             2u);
 }
 
+TEST(Prefetch, StreamsOfReadsAndWritesContinueApart) {
+  MissStreams streams;
+  EXPECT_TRUE(streams.continues(0, false)) << "the region's start begins a stream";
+  streams.advance(false, 13);  // a read batch ended at page 12
+  EXPECT_TRUE(streams.continues(13, false));
+  EXPECT_FALSE(streams.continues(14, false)) << "a gap ends the stream";
+  EXPECT_FALSE(streams.continues(13, true)) << "a read stream is not a write stream";
+  streams.advance(true, 40);
+  EXPECT_TRUE(streams.continues(40, true));
+  EXPECT_TRUE(streams.continues(13, false)) << "a write keeps the read stream's place";
+}
+
 TEST(NoticeLog, RingSpansWrapAroundTheEnd) {
   RingSpan spans[2];
   ASSERT_EQ(ring_spans(3, 3, 10, spans), 0);

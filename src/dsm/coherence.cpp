@@ -162,7 +162,7 @@ void Dsm::Engine::take_new_copies() {
   // The log overflowed: look at every page homed here (rare: more copies
   // between two releases of this rank than the log holds).
   ++stats_.copy_log_overflows;
-  for (const Allocation& a : allocations_)
+  for (const auto& a : allocations_.list())
     for (std::size_t page = a.first; page < a.first + a.pages; ++page)
       if (state_[page] == PageState::home_exclusive && sharing_.sharers(page) != 0)
         share_home_page(page);

@@ -38,7 +38,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       mappable_(transport_, runtime.config().direct_access),
       region_(runtime.comm(), transport_, settings.size, mappable_),
       pages_(region_.size() / page_size_),
-      allocator_(pages_, 1),
+      allocations_(pages_, page_size_, runtime.size(), rank_),
       master_(region_.master_region()),
       locks_(runtime.comm(), transport_, 2 * settings.locks,  // then the flags' locks
              mappable_),
@@ -76,6 +76,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   dirty_.reserve(pages_);
   notices_.reserve(pages_);
   lock_notices_.reserve(pages_);
+  released_notices_.reserve(pages_);
   barrier_scratch_.outgoing.reserve(pages_);
   acquired_notices_.reserve(detail::LockRecordLayout::ring_entries);
   counted_uncached_.reserve(cache_.capacity());
@@ -115,109 +116,47 @@ void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {
   detail::check_not_forked(rank_, "Dsm::allocate");
   MPI_Comm comm = runtime_.comm();
   // Every rank must describe the same allocation.
-  std::uint64_t blocks_digest = 1469598103934665603ull;  // FNV-1a over the block list
-  if (placement.kind == Placement::Kind::blocks && placement.block_list)
-    for (const PlacementBlock& block : *placement.block_list)
-      for (std::uint64_t v :
-           {static_cast<std::uint64_t>(block.bytes), static_cast<std::uint64_t>(block.home)})
-        blocks_digest = (blocks_digest ^ v) * 1099511628211ull;
-  const long long mine[] = {static_cast<long long>(bytes), static_cast<long long>(placement.kind),
-                            static_cast<long long>(placement.pages_per_block), placement.rank,
-                            static_cast<long long>(blocks_digest)};
+  const long long mine[] = {static_cast<long long>(bytes),
+                            static_cast<long long>(detail::Allocations::digest(bytes, placement))};
   const detail::ValueRange agreed = detail::value_range(comm, rank_, mine, "Dsm::allocate");
   if (!agreed.uniform())
     throw Error(Errc::collective_mismatch, rank_,
                 "Dsm::allocate: ranks passed different sizes or placements (sizes " +
                     std::to_string(agreed.low[0]) + " to " + std::to_string(agreed.high[0]) +
                     " bytes)");
-  check_placement(bytes, placement);
-  const std::size_t pages = (bytes + page_size_ - 1) / page_size_;
+  allocations_.check(bytes, placement);
   // The local part may fail on one rank only (an mprotect refused): every
   // rank then undoes its part, and nobody keeps a half-recorded allocation.
   std::optional<Error> failure;
-  std::optional<std::size_t> first;
+  bool added = false;
+  std::size_t first = 0, pages = 0;
   {
     detail::EngineLock guard(mutex_);
-    first = allocator_.allocate(pages);
-    if (!first) {
-      failure.emplace(Errc::no_memory, rank_,
-                      "Dsm::allocate: " + std::to_string(bytes) +
-                          " bytes do not fit the DSM region (MPIDSM_DSM_SIZE=" +
-                          std::to_string(region_.size()) + ", largest free " +
-                          std::to_string(allocator_.largest_free() * page_size_) + " bytes)");
-    } else {
-      const auto inserted = allocations_.insert(
-          std::upper_bound(allocations_.begin(), allocations_.end(), *first,
-                           [](std::size_t page, const Allocation& a) { return page < a.first; }),
-          Allocation{*first, pages, placement,
-                     placement.kind == Placement::Kind::blocks
-                         ? detail::block_starts(*placement.block_list, page_size_)
-                         : detail::BlockStarts{}});
-      try {
-        unmap(*first, pages);  // what an earlier failed free may have left mapped
-        detail::fail_if_injected(detail::FailurePoint::allocate_homes, rank_);
-        place_homes(*inserted);
-      } catch (const Error& e) {
-        failure = e;
-      }
+    try {
+      const detail::Allocations::Allocation& allocation = allocations_.add(bytes, placement);
+      added = true;
+      first = allocation.first;
+      pages = allocation.pages;
+      unmap(first, pages);  // what an earlier failed free may have left mapped
+      detail::fail_if_injected(detail::FailurePoint::allocate_homes, rank_);
+      place_homes(allocation);
+    } catch (const Error& e) {
+      failure = e;
     }
   }
   try {
     detail::throw_if_any_failed(comm, rank_, failure, "Dsm::allocate");
   } catch (const Error&) {
-    if (first) {
+    if (added) {
       detail::EngineLock guard(mutex_);
-      forget_allocation(*first, pages);
+      forget_allocation(first, pages);
     }
     throw;
   }
-  return view(*first);
+  return view(first);
 }
 
-// Same on every rank (the arguments agree), so every rank throws alike.
-void Dsm::Engine::check_placement(std::size_t bytes, const Placement& placement) const {
-  if (bytes == 0) throw Error(Errc::invalid_argument, rank_, "Dsm::allocate: size is 0");
-  const int ranks = runtime_.size();
-  auto outside = [&](int rank, const std::string& what) {
-    return Error(Errc::invalid_rank, rank_,
-                 "Dsm::allocate: " + what + std::to_string(rank) +
-                     " is outside the communicator of size " + std::to_string(ranks));
-  };
-  switch (placement.kind) {
-    case Placement::Kind::on_rank:
-      if (placement.rank < 0 || placement.rank >= ranks)
-        throw outside(placement.rank, "home rank ");
-      break;
-    case Placement::Kind::cyclic:
-      if (placement.rank < 0 || placement.rank >= ranks)
-        throw outside(placement.rank, "first rank of the cyclic placement ");
-      if (placement.pages_per_block == 0)
-        throw Error(Errc::invalid_argument, rank_, "Dsm::allocate: cyclic block of 0 pages");
-      break;
-    case Placement::Kind::blocks: {
-      if (!placement.block_list || placement.block_list->empty())
-        throw Error(Errc::invalid_argument, rank_, "Dsm::allocate: Placement::blocks of no block");
-      std::size_t covered = 0;
-      for (std::size_t b = 0; b < placement.block_list->size(); ++b) {
-        const PlacementBlock& block = (*placement.block_list)[b];
-        if (block.home < 0 || block.home >= ranks)
-          throw outside(block.home, "home of block " + std::to_string(b) + ", rank ");
-        covered = block.bytes > SIZE_MAX - covered ? SIZE_MAX : covered + block.bytes;
-      }
-      if (covered < bytes)
-        throw Error(Errc::invalid_argument, rank_,
-                    "Dsm::allocate: the blocks of Placement::blocks cover " +
-                        std::to_string(covered) + " bytes of an allocation of " +
-                        std::to_string(bytes));
-      break;
-    }
-    case Placement::Kind::block:
-    case Placement::Kind::first_touch:
-      break;
-  }
-}
-
-void Dsm::Engine::place_homes(const Allocation& allocation) {
+void Dsm::Engine::place_homes(const detail::Allocations::Allocation& allocation) {
   if (allocation.placement.kind == Placement::Kind::first_touch) return;
   const std::size_t first = allocation.first, pages = allocation.pages;
   const int ranks = runtime_.size();
@@ -253,7 +192,7 @@ void Dsm::Engine::free(void* address) {
   std::optional<std::size_t> pages;
   {
     detail::EngineLock guard(mutex_);
-    if (region_.contains(address) && at == view(first)) pages = allocator_.length_of(first);
+    if (region_.contains(address) && at == view(first)) pages = allocations_.pages_at(first);
     if (!pages)
       failure.emplace(Errc::unregistered, rank_,
                       "Dsm::free: address " + detail::describe_address(address) +
@@ -319,10 +258,9 @@ void Dsm::Engine::forget_allocation(std::size_t first, std::size_t pages) {
   if (give_back) region_.discard(first * page_size_, pages * page_size_);
   state_.reset(first, pages);
   listed_.reset(first, pages);
-  std::erase_if(allocations_, [&](const Allocation& a) { return a.first == first; });
+  allocations_.remove(first);
   sharing_.forget(first, pages);
   directory_.forget(first, pages);
-  allocator_.free(first);
   if (unmapped) throw *unmapped;
 }
 
@@ -362,7 +300,7 @@ void Dsm::Engine::prefetch(const void* address, std::size_t bytes) {
   check_in_region(address, bytes, "Dsm::prefetch");
   const auto* at = static_cast<const std::byte*>(address);
   detail::EngineLock guard(mutex_);
-  if (const auto page = first_unallocated(page_of(at), page_of(at + bytes - 1)))
+  if (const auto page = allocations_.first_unallocated(page_of(at), page_of(at + bytes - 1)))
     throw Error(Errc::unregistered, rank_,
                 "Dsm::prefetch: " + std::to_string(bytes) + " bytes at " +
                     detail::describe_address(address) + " reach unallocated DSM memory at " +
@@ -397,26 +335,8 @@ void Dsm::Engine::check_in_region(const void* address, std::size_t bytes,
                     detail::describe_address(address) + " are not inside the DSM region");
 }
 
-std::optional<std::size_t> Dsm::Engine::first_unallocated(std::size_t first,
-                                                          std::size_t last) const {
-  auto a = std::upper_bound(allocations_.begin(), allocations_.end(), first,
-                            [](std::size_t p, const Allocation& x) { return p < x.first; });
-  if (a == allocations_.begin()) return first;
-  --a;
-  if (first >= a->first + a->pages) return first;
-  // On through the allocations that follow each other without a gap.
-  for (std::size_t end = a->first + a->pages; end <= last; end = a->first + a->pages)
-    if (++a == allocations_.end() || a->first != end) return end;
-  return std::nullopt;
-}
-
 int Dsm::Engine::home_of_page(std::size_t page) const {
-  auto after = std::upper_bound(allocations_.begin(), allocations_.end(), page,
-                                [](std::size_t p, const Allocation& a) { return p < a.first; });
-  if (after == allocations_.begin()) return -1;
-  const Allocation& a = *(after - 1);
-  if (page >= a.first + a.pages) return -1;
-  const int home = a.home(page - a.first, runtime_.size());
+  const int home = allocations_.placed_home(page);
   return home == detail::decided_at_first_touch ? directory_.known(page) : home;
 }
 

@@ -22,8 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "allocations.hpp"
 #include "barrier_updates.hpp"
-#include "common/heap_allocator.hpp"
 #include "diff_batches.hpp"
 #include "engine_lock.hpp"
 #include "fault_handler.hpp"
@@ -37,6 +37,7 @@
 #include "page_cache.hpp"
 #include "page_calls.hpp"
 #include "placement.hpp"
+#include "prefetch.hpp"
 #include "protection_map.hpp"
 #include "region.hpp"
 #include "sharing.hpp"
@@ -99,7 +100,6 @@ class Dsm::Engine final : public detail::FaultTarget {
   bool stats_at_exit() const { return print_stats_at_exit_; }
 
  private:
-  struct Allocation;
   std::size_t page_of(const void* address) const {
     return static_cast<std::size_t>(static_cast<const std::byte*>(address) - region_.view()) /
            page_size_;
@@ -249,11 +249,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   // The home rank of a page, -1 when no allocation covers it, or
   // HomeDirectory::undecided for a first-touch page this rank has not seen homed.
   int home_of_page(std::size_t page) const;
-  // The first page of [first, last] no allocation covers, or none.
-  std::optional<std::size_t> first_unallocated(std::size_t first, std::size_t last) const;
   void become_home(std::size_t page);
-  void place_homes(const Allocation& allocation);
-  void check_placement(std::size_t bytes, const Placement& placement) const;
+  void place_homes(const detail::Allocations::Allocation& allocation);
   void forget_allocation(std::size_t first, std::size_t pages);
   void unmap(std::size_t first, std::size_t pages);
   std::size_t pinned_in(std::size_t first, std::size_t pages) const;
@@ -336,7 +333,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   detail::MappablePeers mappable_;  // before everything shared that peers may map
   detail::DsmRegion region_;
   std::size_t pages_;
-  detail::HeapAllocator allocator_;  // in pages
+  detail::Allocations allocations_;
   MemoryRegion master_;
   // Per rank: its master copies mapped here for loads and stores (same node,
   // MPIDSM_DIRECT_ACCESS not off), or nullptr to go through UCX.
@@ -372,17 +369,6 @@ class Dsm::Engine final : public detail::FaultTarget {
   static std::size_t notice_page(std::int64_t notice) {
     return static_cast<std::size_t>(notice & ~kPossiblyWritten);
   }
-  struct Allocation {
-    std::size_t first;  // page
-    std::size_t pages;
-    Placement placement;
-    detail::BlockStarts starts;  // Placement::blocks
-    // The home of the allocation's page `index`.
-    int home(std::size_t index, int ranks) const {
-      return detail::home_of(placement, index, pages, ranks, starts);
-    }
-  };
-  std::vector<Allocation> allocations_;  // sorted by first page
   // One twin slot per cache slot: a dirty page is always cached, so twins
   // never run out (memory only for slots in use).
   detail::LazyArray<std::byte> twins_;
@@ -391,19 +377,20 @@ class Dsm::Engine final : public detail::FaultTarget {
   detail::LazyVector<std::size_t> dirty_;           // pages written since the last release
   detail::LazyVector<std::int64_t> notices_;        // pages released since the last barrier
   detail::LazyVector<std::uint64_t> lock_notices_;  // pages released since the last unlock
-  std::vector<std::uint64_t> acquired_notices_;     // scratch for lock()
-  std::vector<std::size_t> batch_;                  // scratch for fetches
-  std::vector<std::size_t> counted_uncached_;       // keep_counted's pages, until the next barrier
-  std::vector<Request> gets_;                       // a fetch's gets in flight
-  std::vector<std::size_t> fetched_;       // note_fetched (capacity reserved: the fault path)
-  std::vector<std::size_t> subscribed_;    // this barrier's subscriptions
-  std::vector<std::size_t> awaited_;       // subscribed pages a notice names
+  // lock_notices_ as an unlock hands them to the lock's log (reserved alike).
+  detail::LazyVector<std::uint64_t> released_notices_;
+  std::vector<std::uint64_t> acquired_notices_;  // scratch for lock()
+  std::vector<std::size_t> batch_;               // scratch for fetches
+  std::vector<std::size_t> counted_uncached_;    // keep_counted's pages, until the next barrier
+  std::vector<Request> gets_;                    // a fetch's gets in flight
+  std::vector<std::size_t> fetched_;             // note_fetched (capacity reserved: the fault path)
+  std::vector<std::size_t> subscribed_;          // this barrier's subscriptions
+  std::vector<std::size_t> awaited_;             // subscribed pages a notice names
   std::vector<std::size_t> written_here_;  // sorted: pages homed here this release surely changed
   // Sorted: each definite notice of the barrier, and whether its writer is the page's home.
   std::vector<std::pair<std::size_t, bool>> noticed_;
-  std::size_t stream_next_ = 0;        // the read miss that continues a stream
-  std::size_t write_stream_next_ = 0;  // the write miss that continues one
-  std::vector<bool> homes_written_;    // per rank: a flush is due
+  detail::MissStreams streams_;
+  std::vector<bool> homes_written_;  // per rank: a flush is due
   BarrierScratch barrier_scratch_;
   SyncScratch sync_scratch_;
   detail::SyncLog sync_log_;          // notices each sync peer is owed

@@ -184,13 +184,13 @@ void Dsm::Engine::map_home(std::size_t page, bool write) {
 void Dsm::Engine::write_cached(std::size_t page) {
   auto cached = [&](std::size_t q) { return state_[q] == PageState::cached && !pinned(q); };
   const std::size_t count =
-      1 + (page == write_stream_next_ ? pages_following(page, batch_.size() - 1, cached) : 0);
+      1 + (streams_.continues(page, true) ? pages_following(page, batch_.size() - 1, cached) : 0);
   for (std::size_t q = page; q < page + count; ++q) {
     settle_prefetch(q, q == page);
     cache_.touch(q);
   }
   make_twins(page, count);
-  write_stream_next_ = page + count;
+  streams_.advance(true, page + count);
 }
 
 // A home page written after its last copy elsewhere was dropped became
@@ -210,10 +210,7 @@ void Dsm::Engine::free_following_home_pages(std::size_t page) {
 std::size_t Dsm::Engine::fetch(std::size_t page, int home, bool for_write) {
   std::size_t count = 1;
   batch_[0] = page;
-  // Prefetch serves misses along a stream only: a miss on the page right
-  // after the previous miss of the same kind (or its batch). An isolated
-  // miss (a neighbour's boundary row, a pointer chase) fetches one page: a
-  // prefetched page is a copy its home must then track (sharing.hpp).
+  // Prefetch serves misses along a stream only (prefetch.hpp).
   // A read stream takes the following pages of the same home; a write
   // stream only the directly following ones, all made writable with twins
   // (a page then left unwritten costs a twin and a compare, no diff).
@@ -223,17 +220,17 @@ std::size_t Dsm::Engine::fetch(std::size_t page, int home, bool for_write) {
   auto wanted = [&](std::size_t q) {
     return state_[q] == PageState::invalid && home_of_page(q) == home;
   };
-  if (for_write && ahead > 0 && page == write_stream_next_) {
+  if (for_write && ahead > 0 && streams_.continues(page, true)) {
     for (const std::size_t n = 1 + pages_following(page, ahead, wanted); count < n; ++count)
       batch_[count] = page + count;
-  } else if (!for_write && ahead > 0 && page == stream_next_) {
+  } else if (!for_write && ahead > 0 && streams_.continues(page, false)) {
     count =
         detail::select_prefetch(page, pages_, ahead, max_checking_pages_, wanted, batch_.data());
   }
   fetch_batch(batch_.data(), count, home,
               for_write ? ViewAfterFetch::left : ViewAfterFetch::readable);
   stats_.prefetched += count - 1;
-  (for_write ? write_stream_next_ : stream_next_) = batch_[count - 1] + 1;
+  streams_.advance(for_write, batch_[count - 1] + 1);
   if (!for_write)
     for (std::size_t i = 1; i < count; ++i) cache_.entry(batch_[i]).prefetched = true;
   return count;

@@ -24,7 +24,6 @@ LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks,
       seen_count_(locks),
       acquire_handler_(messaging_.add_answering_handler(answer_acquire, this)),
       release_handler_(messaging_.add_answering_handler(answer_release, this)),
-      freed_(locks),
       by_call_(messaging_.all_reach_through_messages(
           true, [this](int peer) { return words_.maps(peer); })) {}
 
@@ -93,11 +92,13 @@ bool LockTable::acquire(std::size_t id, const std::uint64_t& give_up, bool resum
   return wait_for_nonzero(node.granted, &give_up) != 0;
 }
 
-void LockTable::release(std::size_t id) {
-  if (freed_[id]) {
-    freed_[id] = 0;
-    return;
-  }
+void LockTable::release(std::size_t id, std::uint64_t epoch,
+                        std::span<const std::uint64_t> notices) {
+  if (!notices.empty() && append_notices(id, epoch, notices)) return;
+  hand_over(id);
+}
+
+void LockTable::hand_over(std::size_t id) {
   QueueNode& node = my_node(id);
   std::uint64_t successor =
       std::atomic_ref<std::uint64_t>(node.next).load(std::memory_order_acquire);
@@ -113,17 +114,15 @@ void LockTable::release(std::size_t id) {
   words_.add<std::uint64_t>(next, node_offset(id) + offsetof(QueueNode, granted), 1);
 }
 
-void LockTable::append_notices(std::size_t id, std::uint64_t epoch,
+bool LockTable::append_notices(std::size_t id, std::uint64_t epoch,
                                std::span<const std::uint64_t> notices) {
-  if (notices.empty()) return;
   const int home_rank = home(id);
   if (calls(home_rank)) {
-    // A waiter already linked gets the lock from release(); otherwise the
+    // A waiter already linked gets the lock from hand_over(); otherwise the
     // home frees it with the append, unless one queues meanwhile.
     const bool linked =
         std::atomic_ref<std::uint64_t>(my_node(id).next).load(std::memory_order_acquire) != 0;
-    freed_[id] = append_through_call(id, epoch, notices, !linked);
-    return;
+    return append_through_call(id, epoch, notices, !linked);
   }
   const std::size_t record = record_offset(id);
   NoticeLogHeader header{epoch, seen_count_[id]};
@@ -155,6 +154,7 @@ void LockTable::append_notices(std::size_t id, std::uint64_t epoch,
   // This rank read the log when it acquired the lock and nobody appended since.
   seen_epoch_[id] = epoch;
   seen_count_[id] = to;
+  return false;
 }
 
 bool LockTable::read_new_notices(std::size_t id, std::uint64_t epoch,

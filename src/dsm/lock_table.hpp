@@ -64,17 +64,16 @@ class LockTable {
   // since (this rank holds it and must pass it on with release()), taken.
   template <class Busy>
   std::optional<std::size_t> take_granted_abandoned(Busy&& busy);
-  // Hands `id` to the next waiter, or frees it when none waits.
-  void release(std::size_t id);
+  // Holder only. Appends `notices` (the pages this rank released while it
+  // held `id`) to the lock's log in `epoch`, then hands `id` to the next
+  // waiter, or frees it when none waits: one operation, as through a call
+  // the home appends and frees at once. Remote completion on return.
+  void release(std::size_t id, std::uint64_t epoch, std::span<const std::uint64_t> notices);
 
   // The lock's flag word at its home (Dsm::set_flag): set to `value`, or read.
   void set_flag(std::size_t id, std::uint64_t value);
   std::uint64_t flag(std::size_t id);
 
-  // Holder only. Appends notices to the lock's log; remote completion on
-  // return. Through a call it may free the lock too: release() then has
-  // nothing left to do.
-  void append_notices(std::size_t id, std::uint64_t epoch, std::span<const std::uint64_t> notices);
   // Holder only. The notices appended since this rank last read the log in
   // `epoch`, into `out`; false when more were appended than the ring keeps.
   // Right after an acquire() that took a free lock through a call, from its
@@ -122,6 +121,10 @@ class LockTable {
   // The answer of this thread's acquire() of `id` that took a free lock
   // through a call, once (nullptr when there is none).
   const AcquireAnswer* take_answer(std::size_t id) const;
+  // Appends notices to the log; true when that freed the lock too (through a call).
+  bool append_notices(std::size_t id, std::uint64_t epoch, std::span<const std::uint64_t> notices);
+  // Hands `id` to the next waiter, or frees it when none waits.
+  void hand_over(std::size_t id);
   // The call path of append_notices(): true when the call freed the lock.
   bool append_through_call(std::size_t id, std::uint64_t epoch,
                            std::span<const std::uint64_t> notices, bool free);
@@ -147,7 +150,6 @@ class LockTable {
   LazyArray<std::uint64_t> seen_epoch_;  // per id: epoch of seen_count_
   LazyArray<std::uint64_t> seen_count_;  // per id: log entries already read
   std::uint32_t acquire_handler_, release_handler_;
-  LazyArray<std::uint8_t> freed_;                // per id: append_notices freed the lock
   std::vector<std::size_t> abandoned_;           // ids whose wait was abandoned, queued still
   std::atomic<std::size_t> abandoned_count_{0};  // abandoned_.size()
   // Every rank reaches every home it does not map through messages

@@ -451,7 +451,7 @@ void Dsm::Engine::pass_on_abandoned_locks() {
       if (!id) return;
       held_[*id] = true;  // no thread of this rank acquires it meanwhile
     }
-    locks_.release(*id);
+    locks_.release(*id, epoch_, {});
     detail::EngineLock guard(mutex_);
     held_[*id] = false;
     lock_released_.notify_all();
@@ -459,17 +459,21 @@ void Dsm::Engine::pass_on_abandoned_locks() {
 }
 
 void Dsm::Engine::release_lock(std::size_t id) {
+  std::uint64_t epoch = 0;
   {
     detail::EngineLock guard(mutex_);
     if (!held_[id] || held_count_ == 0)
       throw Error(Errc::invalid_state, rank_,
                   "Dsm::unlock: lock " + std::to_string(id) + " is not held by this rank");
     release();
-    // The notices stay for the enclosing locks' logs until the outermost unlock.
-    locks_.append_notices(id, epoch_, lock_notices_);
+    // The notices stay for the enclosing locks' logs until the outermost
+    // unlock; the lock's log gets them from a copy, which the hand-over
+    // (outside mutex_: it may wait for a successor) reads.
+    released_notices_.assign(lock_notices_.begin(), lock_notices_.end());
+    epoch = epoch_;
     if (--held_count_ == 0) forget_lock_notices(lock_notices_.size());
   }
-  locks_.release(id);
+  locks_.release(id, epoch, released_notices_);
   {
     detail::EngineLock guard(mutex_);
     held_[id] = false;
