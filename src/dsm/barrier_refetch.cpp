@@ -14,7 +14,7 @@
 // tells, touched_since_mapped). A page updated and then left alone is not
 // subscribed again, so a page its home rewrites every interval but this
 // rank read once costs one update, not one per barrier. A notice the home
-// sent only because it cannot tell (kPossiblyWritten) drops the copy
+// sent only because it cannot tell (detail::ReleaseNotice::possibly_written) drops the copy
 // without an update, but keeps the count until the next barrier
 // (keep_counted).
 #include <sys/mman.h>
@@ -92,8 +92,9 @@ void Dsm::Engine::prepare_updates(BarrierScratch& x) {
   // readers whose last subscriptions name them.
   written_here_.clear();
   for (std::int64_t notice : x.outgoing)
-    if (!(notice & kPossiblyWritten) && home_of_page(notice_page(notice)) == rank_)
-      written_here_.push_back(notice_page(notice));
+    if (!(notice & detail::ReleaseNotice::possibly_written) &&
+        home_of_page(detail::ReleaseNotice::page(notice)) == rank_)
+      written_here_.push_back(detail::ReleaseNotice::page(notice));
   std::sort(written_here_.begin(), written_here_.end());
   updates_.prepare_pushes(written_here_,
                           [&](std::size_t page) -> const std::byte* { return master(page); });
@@ -114,9 +115,10 @@ void Dsm::Engine::finish_updates(const BarrierScratch& x, bool failed, std::int6
   for (std::size_t writer = 0; !failed && total > 0 && writer < x.sizes.size(); ++writer) {
     const auto first = x.incoming.begin() + x.offsets[writer];
     for (auto it = first; it != first + x.sizes[writer]; ++it)
-      if (!(*it & kPossiblyWritten))
-        noticed_.emplace_back(notice_page(*it),
-                              home_of_page(notice_page(*it)) == static_cast<int>(writer));
+      if (!(*it & detail::ReleaseNotice::possibly_written))
+        noticed_.emplace_back(
+            detail::ReleaseNotice::page(*it),
+            home_of_page(detail::ReleaseNotice::page(*it)) == static_cast<int>(writer));
   }
   std::sort(noticed_.begin(), noticed_.end());
   updates_.finish(

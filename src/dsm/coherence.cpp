@@ -22,10 +22,9 @@ void Dsm::Engine::record_home_notice(std::size_t page) {
 }
 
 void Dsm::Engine::record_notice(std::size_t page, bool possibly_written) {
-  const std::int64_t notice =
-      static_cast<std::int64_t>(page) | (possibly_written ? kPossiblyWritten : 0);
-  sync_log_.record(notice);
-  changed_stamp_[page] = sync_stamp_;
+  const std::int64_t notice = static_cast<std::int64_t>(page) |
+                              (possibly_written ? detail::ReleaseNotice::possibly_written : 0);
+  sync_.record_release(notice);
   if (!(listed_[page] & kInNotices)) {
     listed_[page] |= kInNotices;
     notices_.push_back(notice);
@@ -200,7 +199,7 @@ void Dsm::Engine::apply_remote_diffs(void* engine, int source, std::uint64_t,
 // changes to it are written home first, so none is lost. A pinned page
 // stays mapped and takes the other ranks' changes in place.
 void Dsm::Engine::invalidate(std::size_t page) {
-  changed_stamp_[page] = sync_stamp_;  // a copy fetched from now on may be newer than a push
+  sync_.record_change(page);  // a copy fetched from now on may be newer than a push
   if (state_[page] != PageState::cached && state_[page] != PageState::dirty) return;
   ++stats_.invalidations;
   if (pinned(page))

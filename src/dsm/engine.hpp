@@ -36,13 +36,13 @@
 #include "mpidsm/dsm.hpp"
 #include "page_cache.hpp"
 #include "page_calls.hpp"
+#include "pairwise_sync.hpp"
 #include "placement.hpp"
 #include "prefetch.hpp"
 #include "protection_map.hpp"
 #include "region.hpp"
+#include "release_notice.hpp"
 #include "sharing.hpp"
-#include "sync_log.hpp"
-#include "sync_message.hpp"
 #include "ticks.hpp"
 
 namespace mpidsm {
@@ -254,38 +254,11 @@ class Dsm::Engine final : public detail::FaultTarget {
   void forget_allocation(std::size_t first, std::size_t pages);
   void unmap(std::size_t first, std::size_t pages);
   std::size_t pinned_in(std::size_t first, std::size_t pages) const;
-  // pairwise_sync.cpp
-  // Errc::invalid_argument (invalid_rank) unless every peer is another rank, listed once.
-  void check_sync_peers(std::span<const int> peers);
-  // Each peer's message into sync_scratch_ (status 0: this rank's release succeeded).
-  void compose_sync_messages(std::span<const int> peers, std::int64_t status);
-  // Sends the messages, receives the peers' (sync_scratch_.views); returns
-  // the first peer whose release failed, or -1.
-  int exchange_sync_messages(std::span<const int> peers);
-  // The acquire: pages the peers' notices name leave the cache, or, when
-  // this rank used them, are brought up to date (pushed, or fetched).
-  void acquire_sync_notices(std::span<const int> peers);
+  // pairwise_sync_engine.cpp
+  class SyncPages;  // the pages as the sync's acquire sees them
   // Gets `pages` (cached, each counted at its home already) afresh into
   // their copies; the list is emptied. On an error they leave the cache.
   void refresh_copies(std::vector<std::size_t>& pages);
-  struct SyncPeer {           // per rank
-    std::uint64_t count = 0;  // syncs with it: the message keys
-    std::uint64_t stamp = 0;  // sync_stamp_ as this rank's last message to it left (0: none)
-    std::vector<std::int64_t> asked;    // pages homed there asked for at the last sync
-    std::vector<std::int64_t> wanted;   // pages homed there to ask for at the next one
-    std::vector<std::int64_t> push_to;  // pages homed here it asked for at its last sync
-  };
-  struct SyncScratch {  // per listed peer, but `listed` (per rank)
-    std::vector<std::vector<std::int64_t>> outgoing, notices, incoming, overflow;
-    std::vector<detail::SyncMessage::View> views;
-    std::vector<std::uint64_t> previous_stamp;
-    std::vector<std::size_t> expected_pushes;
-    std::vector<std::uint64_t> keys;  // the first of the sync's two message keys
-    std::vector<std::int64_t> pushed;
-    std::vector<Request> requests;
-    std::vector<std::size_t> refresh;  // pages to fetch afresh
-    std::vector<bool> listed;
-  };
   // synchronisation.cpp
   // Errc::out_of_range naming `operation` and `what` ("lock", "flag") unless
   // id < lock_count().
@@ -362,13 +335,6 @@ class Dsm::Engine final : public detail::FaultTarget {
   static constexpr std::uint8_t kUnwatched = 8;
   // Subscribed at this barrier's home; awaiting its answer (BarrierUpdates).
   static constexpr std::uint8_t kSubscribed = 16, kAwaitingUpdate = 32;
-  // Marks a barrier notice whose home cannot tell whether the page changed
-  // (kUnwatched): readers drop their copy but do not refetch it (the home
-  // rewrote it, or only gained a sharer: the copy log cannot say which).
-  static constexpr std::int64_t kPossiblyWritten = std::int64_t{1} << 62;
-  static std::size_t notice_page(std::int64_t notice) {
-    return static_cast<std::size_t>(notice & ~kPossiblyWritten);
-  }
   // One twin slot per cache slot: a dirty page is always cached, so twins
   // never run out (memory only for slots in use).
   detail::LazyArray<std::byte> twins_;
@@ -392,13 +358,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   detail::MissStreams streams_;
   std::vector<bool> homes_written_;  // per rank: a flush is due
   BarrierScratch barrier_scratch_;
-  SyncScratch sync_scratch_;
-  detail::SyncLog sync_log_;          // notices each sync peer is owed
-  std::vector<SyncPeer> sync_peers_;  // per rank
-  std::uint64_t sync_stamp_ = 1;      // advanced as each sync starts and as its messages leave
-  // Per page: sync_stamp_ when this rank last released it or learnt of
-  // another rank's change to it (pairwise_sync.cpp: which pushes are safe).
-  detail::LazyArray<std::uint64_t> changed_stamp_;
+  detail::PairwiseSync sync_;
+  std::vector<std::size_t> sync_refresh_;      // pages a sync fetches afresh
   detail::LazyArray<std::uint8_t> held_;       // per lock id: held by this rank
   detail::LazyArray<std::thread::id> holder_;  // per lock id: the thread that took it
   std::condition_variable lock_released_;
@@ -413,9 +374,6 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::atomic<std::uint64_t> lock_wait_ticks_{0};  // stats_.lock_wait_ns, likewise
   std::atomic<std::uint64_t> sync_ticks_{0};       // stats_.sync_ns, likewise
   std::mutex mutex_;
-  // Held for a whole sync_with (taken before mutex_): its scratch and the
-  // order of its messages belong to one call at a time.
-  std::mutex sync_calls_;
   // Last: their remote handlers are registered only once the rest exists.
   detail::PageCalls page_calls_;    // fetches from homes UCX reaches through messages
   detail::DiffBatches diffs_;       // to homes reached through UCX

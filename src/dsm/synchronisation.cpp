@@ -80,7 +80,7 @@ void Dsm::Engine::barrier() {
       // The notices travel now; a page released again meanwhile is noticed afresh.
       x.outgoing.swap(notices_);
       forget_notices(x.outgoing);
-      sync_log_.reset();  // the barrier delivers everything a sync still owed
+      sync_.barrier_delivered();
       // Across nodes (every diff flushed by now), the subscriptions and
       // pushes leave while the exchange runs.
       if (!failure && !x.mask.empty()) prepare_updates(x);
@@ -157,8 +157,9 @@ void Dsm::Engine::barrier() {
       if (writer == static_cast<std::size_t>(rank_)) continue;
       const auto first = x.incoming.begin() + x.offsets[writer];
       for (auto it = first; it != first + x.sizes[writer]; ++it) {
-        const std::size_t page = notice_page(*it);
-        const bool kept = (*it & kPossiblyWritten) ? keep_counted(page) : await_update(page);
+        const std::size_t page = detail::ReleaseNotice::page(*it);
+        const bool kept = (*it & detail::ReleaseNotice::possibly_written) ? keep_counted(page)
+                                                                          : await_update(page);
         if (!kept) invalidate(page);
       }
     }
@@ -183,13 +184,13 @@ void Dsm::Engine::barrier() {
 // Pages leaving notices_ for a barrier's exchange may be noticed again.
 void Dsm::Engine::forget_notices(std::span<const std::int64_t> notices) {
   for (std::int64_t notice : notices)
-    listed_[notice_page(notice)] &= static_cast<std::uint8_t>(~kInNotices);
+    listed_[detail::ReleaseNotice::page(notice)] &= static_cast<std::uint8_t>(~kInNotices);
 }
 
 // A notice that a failed barrier did not deliver goes back to notices_
 // (unless the page was noticed again meanwhile).
 void Dsm::Engine::record_notice_of_barrier(std::int64_t notice) {
-  const std::size_t page = notice_page(notice);
+  const std::size_t page = detail::ReleaseNotice::page(notice);
   if (listed_[page] & kInNotices) return;
   listed_[page] |= kInNotices;
   notices_.push_back(notice);
