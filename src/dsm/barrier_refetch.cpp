@@ -79,53 +79,27 @@ void Dsm::Engine::drop_uncached_counts(std::vector<std::size_t>& pages) {
 }
 
 void Dsm::Engine::prepare_updates(BarrierScratch& x) {
-  std::sort(fetched_.begin(), fetched_.end(),
-            [this](std::size_t a, std::size_t b) { return home_then_page(a, b); });
-  fetched_.erase(std::unique(fetched_.begin(), fetched_.end()), fetched_.end());
+  auto home_of = [this](std::size_t page) { return home_of_page(page); };
   updates_.begin(epoch_.load(std::memory_order_relaxed));
-  for (std::size_t page : fetched_)
-    if (used_through_ucx(page) && updates_.subscribe(home_of_page(page), page)) {
+  for (std::size_t page :
+       updates_.candidates([this](std::size_t a, std::size_t b) { return home_then_page(a, b); }))
+    if (used_through_ucx(page) && updates_.subscribe(home_of_page(page), page))
       listed_[page] |= kSubscribed;
-      subscribed_.push_back(page);
-    }
   // The pages homed here this release surely changed: pushed to the
   // readers whose last subscriptions name them.
-  written_here_.clear();
-  for (std::int64_t notice : x.outgoing)
-    if (!(notice & detail::ReleaseNotice::possibly_written) &&
-        home_of_page(detail::ReleaseNotice::page(notice)) == rank_)
-      written_here_.push_back(detail::ReleaseNotice::page(notice));
-  std::sort(written_here_.begin(), written_here_.end());
-  updates_.prepare_pushes(written_here_,
+  updates_.prepare_pushes(x.outgoing, home_of,
                           [&](std::size_t page) -> const std::byte* { return master(page); });
   updates_.mark(x.mask.data(), x.mask.size() / detail::BarrierUpdates::kMasks);
 }
 
-detail::BarrierUpdates::Noticed Dsm::Engine::noticed_in_barrier(std::size_t page) const {
-  using Noticed = detail::BarrierUpdates::Noticed;
-  auto it = std::lower_bound(noticed_.begin(), noticed_.end(), std::pair{page, false});
-  if (it == noticed_.end() || it->first != page) return Noticed::no;
-  for (; it != noticed_.end() && it->first == page; ++it)
-    if (!it->second) return Noticed::by_others;
-  return Noticed::by_home_only;
-}
-
 void Dsm::Engine::finish_updates(const BarrierScratch& x, bool failed, std::int64_t total) {
-  noticed_.clear();
-  for (std::size_t writer = 0; !failed && total > 0 && writer < x.sizes.size(); ++writer) {
-    const auto first = x.incoming.begin() + x.offsets[writer];
-    for (auto it = first; it != first + x.sizes[writer]; ++it)
-      if (!(*it & detail::ReleaseNotice::possibly_written))
-        noticed_.emplace_back(
-            detail::ReleaseNotice::page(*it),
-            home_of_page(detail::ReleaseNotice::page(*it)) == static_cast<int>(writer));
-  }
-  std::sort(noticed_.begin(), noticed_.end());
-  updates_.finish(
-      epoch_.load(std::memory_order_relaxed), x.subscribers, x.renewers, x.pushers,
-      failed ? detail::BarrierUpdates::NoticedOf()
-             : [this](std::size_t page) { return noticed_in_barrier(page); },
-      [&](std::size_t page) -> const std::byte* { return master(page); });
+  if (failed || total == 0)
+    updates_.learn_notices({}, {}, {}, {});
+  else
+    updates_.learn_notices(x.incoming, x.sizes, x.offsets,
+                           [this](std::size_t page) { return home_of_page(page); });
+  updates_.finish(epoch_.load(std::memory_order_relaxed), x.subscribers, x.renewers, x.pushers,
+                  failed, [&](std::size_t page) -> const std::byte* { return master(page); });
 }
 
 bool Dsm::Engine::await_update(std::size_t page) {
@@ -133,35 +107,32 @@ bool Dsm::Engine::await_update(std::size_t page) {
     return false;
   if (!(listed_[page] & kAwaitingUpdate)) {
     listed_[page] |= kAwaitingUpdate;
-    awaited_.push_back(page);
+    updates_.await(page);
   }
   return true;
 }
 
 void Dsm::Engine::install_updates() {
   const std::uint64_t next_interval = epoch_.load(std::memory_order_relaxed) + 1;
-  auto noticed = [this](std::size_t page) { return noticed_in_barrier(page); };
-  updates_.for_each_update(noticed, [&](std::size_t page, const std::byte* bytes) {
+  updates_.for_each_update([&](std::size_t page, const std::byte* bytes) {
     if (page >= pages_ || !(listed_[page] & kAwaitingUpdate)) return;
     listed_[page] &= static_cast<std::uint8_t>(~kAwaitingUpdate);
     if (state_[page] != PageState::cached || pinned(page)) return invalidate(page);
     std::memcpy(master(page), bytes, page_size_);
     watch_updated(page, 1);
     cache_.entry(page).fetched_in = next_interval;
-    note_fetched(page);
+    updates_.note_fetched(page);
     ++stats_.barrier_refetches;
   });
-  for (std::size_t page : awaited_)
+  for (std::size_t page : updates_.awaited_pages())
     if (listed_[page] & kAwaitingUpdate) invalidate(page);  // noticed, but its home sent no bytes
   forget_updates();
 }
 
 void Dsm::Engine::forget_updates(bool resend) {
   constexpr auto marks = static_cast<std::uint8_t>(~(kSubscribed | kAwaitingUpdate));
-  for (std::size_t page : awaited_) listed_[page] &= marks;
-  for (std::size_t page : subscribed_) listed_[page] &= marks;
-  awaited_.clear();
-  subscribed_.clear();
+  for (std::size_t page : updates_.awaited_pages()) listed_[page] &= marks;
+  for (std::size_t page : updates_.subscribed_pages()) listed_[page] &= marks;
   updates_.forget(resend);
 }
 

@@ -8,11 +8,13 @@
 
 namespace mpidsm::detail {
 
-BarrierUpdates::BarrierUpdates(Transport& transport, std::size_t page_size)
+BarrierUpdates::BarrierUpdates(Transport& transport, std::size_t page_size, std::size_t candidates)
     : transport_(transport),
       messaging_(transport),
       page_size_(page_size),
-      peers_(static_cast<std::size_t>(transport.size())) {}
+      peers_(static_cast<std::size_t>(transport.size())) {
+  candidates_.reserve(candidates);
+}
 
 bool BarrierUpdates::PageList::contains(std::uint64_t page) const {
   for (std::size_t i = 0; i < count(); ++i)
@@ -34,6 +36,7 @@ bool BarrierUpdates::subscribe(int home, std::size_t page) {
     s.end += 2;
   }
   ++s.pages;
+  subscribed_.push_back(page);
   return true;
 }
 
@@ -47,9 +50,16 @@ void BarrierUpdates::fill(PageList& list, const std::vector<std::uint64_t>& page
     std::memcpy(data + i * page_size_, bytes_of(pages[i]), page_size_);
 }
 
-void BarrierUpdates::prepare_pushes(const std::vector<std::size_t>& written,
+void BarrierUpdates::prepare_pushes(std::span<const std::int64_t> released, const HomeOf& home_of,
                                     const BytesOf& bytes_of) {
-  if (written.empty()) return;
+  const int rank = transport_.rank();
+  written_.clear();
+  for (std::int64_t notice : released)
+    if (!(notice & ReleaseNotice::possibly_written) && home_of(ReleaseNotice::page(notice)) == rank)
+      written_.push_back(ReleaseNotice::page(notice));
+  if (written_.empty()) return;
+  std::sort(written_.begin(), written_.end());
+  const std::vector<std::size_t>& written = written_;
   for (Peer& reader : peers_) {
     scratch_.clear();
     for (std::size_t r = 0; r + 1 < reader.standing.size() && scratch_.size() < kMaxPages; r += 2)
@@ -93,9 +103,31 @@ void BarrierUpdates::send() {
     }
 }
 
+void BarrierUpdates::learn_notices(std::span<const std::int64_t> incoming,
+                                   std::span<const int> sizes, std::span<const int> offsets,
+                                   const HomeOf& home_of) {
+  noticed_.clear();
+  for (std::size_t writer = 0; writer < sizes.size(); ++writer) {
+    const auto first = incoming.begin() + offsets[writer];
+    for (auto it = first; it != first + sizes[writer]; ++it)
+      if (!(*it & ReleaseNotice::possibly_written))
+        noticed_.emplace_back(ReleaseNotice::page(*it),
+                              home_of(ReleaseNotice::page(*it)) == static_cast<int>(writer));
+  }
+  std::sort(noticed_.begin(), noticed_.end());
+}
+
+BarrierUpdates::Noticed BarrierUpdates::noticed(std::size_t page) const {
+  auto it = std::lower_bound(noticed_.begin(), noticed_.end(), std::pair{page, false});
+  if (it == noticed_.end() || it->first != page) return Noticed::no;
+  for (; it != noticed_.end() && it->first == page; ++it)
+    if (!it->second) return Noticed::by_others;
+  return Noticed::by_home_only;
+}
+
 template <class F>
 void BarrierUpdates::late_pages(const std::uint64_t* runs, std::size_t run_words,
-                                const PageList& push, const NoticedOf& noticed, F&& f) const {
+                                const PageList& push, F&& f) const {
   std::size_t taken = 0;
   for (std::size_t r = 0; r + 1 < run_words; r += 2)
     for (std::uint64_t page = runs[r]; page < runs[r] + runs[r + 1]; ++page) {
@@ -115,7 +147,7 @@ void BarrierUpdates::wait_all() {
 
 void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subscribers,
                             const std::vector<int>& renewers, const std::vector<int>& pushers,
-                            const NoticedOf& noticed, const BytesOf& bytes_of) {
+                            bool failed, const BytesOf& bytes_of) {
   barrier_ = barrier;
   // A push has at most the pages of the runs its home held of this rank's
   // (last_pages, as of the last barrier): its receives go first.
@@ -175,13 +207,13 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
     peers_[static_cast<std::size_t>(r)].standing.resize(size / sizeof(std::uint64_t));
   }
   arrived.clear();
-  if (!noticed) return wait_all();  // a failed barrier: no late answers
+  if (failed) return wait_all();  // no late answers
 
   // As a home: a late answer to each subscriber that needs one.
   for (int r : subscribers) {
     Peer& reader = peers_[static_cast<std::size_t>(r)];
     scratch_.clear();
-    late_pages(reader.standing.data(), reader.standing.size(), reader.push_out, noticed,
+    late_pages(reader.standing.data(), reader.standing.size(), reader.push_out,
                [&](std::uint64_t page) { scratch_.push_back(page); });
     if (scratch_.empty()) continue;
     fill(reader.late_out, scratch_, bytes_of);
@@ -195,7 +227,7 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
   for (const Subscription& s : subscriptions_) {
     Peer& home = peers_[static_cast<std::size_t>(s.home)];
     std::size_t pages = 0;
-    late_pages(outgoing_.data() + s.begin, s.end - s.begin, home.push_in, noticed,
+    late_pages(outgoing_.data() + s.begin, s.end - s.begin, home.push_in,
                [&](std::uint64_t) { ++pages; });
     if (pages == 0) continue;
     home.late_in.words.resize(list_words(pages));
@@ -219,7 +251,7 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
 }
 
 void BarrierUpdates::for_each_update(
-    const NoticedOf& noticed, const std::function<void(std::size_t, const std::byte*)>& f) const {
+    const std::function<void(std::size_t, const std::byte*)>& f) const {
   for (const Peer& home : peers_)
     for (std::size_t i = 0; i < home.late_in.count(); ++i)
       f(home.late_in.page(i), home.late_in.bytes(i, page_size_));
@@ -236,6 +268,8 @@ void BarrierUpdates::forget(bool resend) {
     for (Peer& p : peers_) p.held.clear();
   subscriptions_.clear();
   outgoing_.clear();
+  subscribed_.clear();
+  awaited_.clear();
   for (Peer& p : peers_) {
     p.push_out.words.clear();
     p.push_in.words.clear();

@@ -21,20 +21,26 @@
 // know will come.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "agreed_keys.hpp"
 #include "mpidsm/transport.hpp"
+#include "release_notice.hpp"
 #include "transport/library_messaging.hpp"
 
 namespace mpidsm::detail {
 
 class BarrierUpdates {
  public:
-  BarrierUpdates(Transport& transport, std::size_t page_size);
+  // `candidates`: the pages an interval may fetch through UCX at most
+  // before note_fetched() stops listing them (room reserved up front).
+  BarrierUpdates(Transport& transport, std::size_t page_size, std::size_t candidates);
   BarrierUpdates(const BarrierUpdates&) = delete;
   BarrierUpdates& operator=(const BarrierUpdates&) = delete;
 
@@ -51,8 +57,24 @@ class BarrierUpdates {
   // What the barrier's notices say of a page: no definite notice, a
   // definite notice by its home alone, or one by another rank.
   enum class Noticed { no, by_home_only, by_others };
-  using NoticedOf = std::function<Noticed(std::size_t page)>;
   using BytesOf = std::function<const std::byte*(std::size_t page)>;
+  using HomeOf = std::function<int(std::size_t page)>;
+
+  // --- between barriers, as a reader ---
+  // A page fetched through UCX in this interval: a candidate for the next
+  // barrier's subscriptions. Never allocates (the fault path calls it).
+  void note_fetched(std::size_t page) {
+    if (candidates_.size() < candidates_.capacity()) candidates_.push_back(page);
+  }
+  // The candidates, each once, sorted by `order` (home, then page).
+  template <class Order>
+  std::span<const std::size_t> candidates(Order&& order) {
+    std::sort(candidates_.begin(), candidates_.end(), order);
+    candidates_.erase(std::unique(candidates_.begin(), candidates_.end()), candidates_.end());
+    return candidates_;
+  }
+  // The interval is over: its candidates go (later fetches are the next one's).
+  void drop_candidates() { candidates_.clear(); }
 
   // --- before the exchange (the barrier's release is done) ---
   // Starts barrier `barrier`, after forget().
@@ -61,8 +83,10 @@ class BarrierUpdates {
   // (not subscribed) when that would take more than kMaxRuns runs.
   bool subscribe(int home, std::size_t page);
   // As a home: composes a push for each reader whose last subscription
-  // names pages `written` (this rank's definite notices, sorted) holds.
-  void prepare_pushes(const std::vector<std::size_t>& written, const BytesOf& bytes_of);
+  // names pages this release surely changed (the definite notices of
+  // `released` whose page `home_of` says is homed here).
+  void prepare_pushes(std::span<const std::int64_t> released, const HomeOf& home_of,
+                      const BytesOf& bytes_of);
   // The record's kMasks masks of `words` words each (zeroed).
   void mark(std::uint64_t* masks, std::size_t words);
   // Sends the subscriptions and pushes (once the record has left: a tcp
@@ -70,21 +94,30 @@ class BarrierUpdates {
   void send();
 
   // --- after the exchange ---
+  // What the barrier's notices say: every writer's notices, writer r's
+  // `sizes[r]` of them at `offsets[r]` of `incoming` (none: a failed barrier).
+  void learn_notices(std::span<const std::int64_t> incoming, std::span<const int> sizes,
+                     std::span<const int> offsets, const HomeOf& home_of);
+  Noticed noticed(std::size_t page) const;
+  // A subscribed page a notice names: its update is awaited.
+  void await(std::size_t page) { awaited_.push_back(page); }
+  // This barrier's subscribed and awaited pages (until forget()).
+  std::span<const std::size_t> subscribed_pages() const { return subscribed_; }
+  std::span<const std::size_t> awaited_pages() const { return awaited_; }
   // Receives the new runs of `renewers` (subscribers' runs are kept for the
   // next push; others' are forgotten), the pushes of `pushers`, and sends
   // and receives the late answers;
-  // waits until every message has arrived or left. A failed barrier
-  // (`noticed` empty) sends no late answers.
+  // waits until every message has arrived or left. A `failed` barrier
+  // sends no late answers.
   // `barrier` as begin() had it (a rank that holds a lock calls no begin()).
   void finish(std::uint64_t barrier, const std::vector<int>& subscribers,
-              const std::vector<int>& renewers, const std::vector<int>& pushers,
-              const NoticedOf& noticed, const BytesOf& bytes_of);
+              const std::vector<int>& renewers, const std::vector<int>& pushers, bool failed,
+              const BytesOf& bytes_of);
   // After finish(): f(page, bytes) for each page to install: from a late
   // answer, or from a push when only its home noticed it (late answers
   // first: a page in both is installed from the late one).
-  void for_each_update(const NoticedOf& noticed,
-                       const std::function<void(std::size_t, const std::byte*)>& f) const;
-  // Forgets this barrier's messages; a reader's subscriptions go too
+  void for_each_update(const std::function<void(std::size_t, const std::byte*)>& f) const;
+  // Forgets this barrier's messages and pages; a reader's subscriptions go too
   // (after a failure in the exchange, a home may still hold them: its next
   // push is received and dropped). `resend`: the next subscriptions travel
   // whole, as homes may not hold what this rank believes they do.
@@ -124,7 +157,7 @@ class BarrierUpdates {
   // The pages of `runs` (first, count pairs) a late answer carries.
   template <class F>
   void late_pages(const std::uint64_t* runs, std::size_t run_words, const PageList& push,
-                  const NoticedOf& noticed, F&& f) const;
+                  F&& f) const;
   void fill(PageList& list, const std::vector<std::uint64_t>& pages, const BytesOf& bytes_of) const;
   void wait_all();
 
@@ -138,6 +171,12 @@ class BarrierUpdates {
   std::vector<std::uint64_t> scratch_;   // page lists being composed
   std::vector<Request> sends_;           // subscriptions and pushes, until finish()
   std::vector<Request> requests_;        // finish()'s receives and late answers
+  std::vector<std::size_t> candidates_;  // note_fetched's pages (capacity reserved)
+  std::vector<std::size_t> subscribed_;  // this barrier's subscriptions
+  std::vector<std::size_t> awaited_;     // subscribed pages a notice names
+  std::vector<std::size_t> written_;     // sorted: pages homed here this release surely changed
+  // Sorted: each definite notice of the barrier, and whether its writer is the page's home.
+  std::vector<std::pair<std::size_t, bool>> noticed_;
 };
 
 }  // namespace mpidsm::detail

@@ -59,12 +59,11 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       batch_(fetch_batch_capacity()),
       homes_written_(static_cast<std::size_t>(runtime.size()), false),
       sync_(rank_, runtime.size(), pages_, page_size_),
-      held_(locks_.count()),
-      holder_(locks_.count()),
+      holders_(locks_.count(), rank_),
       page_calls_(transport_, sharing_, region_, page_size_, cache_.capacity(),
                   settings.fetch_by_call),
       diffs_(transport_, page_size_, &Engine::apply_remote_diffs, this, stats_.diff_messages),
-      updates_(transport_, page_size_) {
+      updates_(transport_, page_size_, 2 * cache_.capacity()) {
   free_twins_.reserve(cache_.capacity());
   for (std::size_t slot = cache_.capacity(); slot-- > 0;)
     free_twins_.push_back(static_cast<std::int32_t>(slot));
@@ -78,7 +77,6 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   barrier_scratch_.outgoing.reserve(pages_);
   acquired_notices_.reserve(detail::LockRecordLayout::ring_entries);
   counted_uncached_.reserve(cache_.capacity());
-  fetched_.reserve(2 * cache_.capacity());
   // A run per page at most: a fault's batch.
   gets_.reserve(cache_.capacity());
   for (int peer = 0; peer < runtime.size(); ++peer)

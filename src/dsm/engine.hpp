@@ -31,6 +31,7 @@
 #include "home_directory.hpp"
 #include "lazy_array.hpp"
 #include "lazy_vector.hpp"
+#include "lock_holders.hpp"
 #include "lock_table.hpp"
 #include "mapping_budget.hpp"
 #include "mpidsm/dsm.hpp"
@@ -44,6 +45,7 @@
 #include "release_notice.hpp"
 #include "sharing.hpp"
 #include "ticks.hpp"
+#include "transport/progress/progress_control.hpp"
 
 namespace mpidsm {
 
@@ -200,11 +202,6 @@ class Dsm::Engine final : public detail::FaultTarget {
     std::vector<int> pushers;      // ranks that pushed pages to this one
   };
   // barrier_refetch.cpp (BarrierUpdates)
-  // A page fetched through UCX in this interval: a candidate for the
-  // barrier's subscriptions.
-  void note_fetched(std::size_t page) {
-    if (fetched_.size() < fetched_.capacity()) fetched_.push_back(page);
-  }
   // At a barrier's start, after the release (x.outgoing: this rank's
   // notices): subscribes to the pages used since the last barrier
   // (used_through_ucx) at their homes, composes the pushes of the pages
@@ -214,7 +211,6 @@ class Dsm::Engine final : public detail::FaultTarget {
   // After the exchange (`total` notices in x.incoming): the subscriptions,
   // pushes and late answers (BarrierUpdates::finish; failed: no late ones).
   void finish_updates(const BarrierScratch& x, bool failed, std::int64_t total);
-  detail::BarrierUpdates::Noticed noticed_in_barrier(std::size_t page) const;
   // For a notice of another rank: a subscribed page waits for its home's
   // answer rather than leaving the cache; false for any other page.
   bool await_update(std::size_t page);
@@ -259,7 +255,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   // Gets `pages` (cached, each counted at its home already) afresh into
   // their copies; the list is emptied. On an error they leave the cache.
   void refresh_copies(std::vector<std::size_t>& pages);
-  // synchronisation.cpp
+  // locks.cpp
   // Errc::out_of_range naming `operation` and `what` ("lock", "flag") unless
   // id < lock_count().
   void check_lock_id(std::size_t id, const char* operation, const char* what = "lock") const;
@@ -281,6 +277,34 @@ class Dsm::Engine final : public detail::FaultTarget {
   // Locks an abandoned wait was granted since: passed on to the next waiter.
   void pass_on_abandoned_locks();
   std::size_t flag_lock(std::size_t flag) const { return lock_count() + flag; }
+  // The first `count` lock notices have been delivered (by a barrier, or to
+  // a lock's log at the outermost unlock).
+  void forget_lock_notices(std::size_t count);
+  // barrier.cpp: the barrier's phases.
+  struct BarrierEntry {
+    bool holds_lock = false;              // this rank holds a lock: the barrier fails
+    std::optional<Error> failure;         // this rank's release failed
+    std::size_t lock_notices_before = 0;  // lock notices the barrier delivers
+  };
+  struct BarrierCounts {
+    std::int64_t total = 0;  // notices of every rank
+    int holder = -1;         // the first rank that holds a lock, or -1
+    bool any_failed = false;
+    bool delivered = false;  // the notices rode along with the counts
+  };
+  // The release; this rank's notices into x.outgoing (unless it holds a lock).
+  BarrierEntry release_for_barrier(BarrierScratch& x);
+  // Every rank's count into x.counts (exchange_counts), summed up.
+  BarrierCounts exchange_barrier_counts(const BarrierEntry& entry, BarrierScratch& x);
+  // Keeps the notices for the next barrier and throws on every rank alike.
+  [[noreturn]] void fail_barrier(const BarrierScratch& x, const BarrierCounts& counts,
+                                 std::optional<Error> failure,
+                                 std::optional<detail::DrivingProgress>& driving);
+  // Every rank's notices into x.incoming (when they did not ride along).
+  void gather_notices(BarrierScratch& x, std::int64_t total);
+  // The acquire of the others' notices, and the barrier's updates.
+  void acquire_barrier_notices(const BarrierScratch& x, std::int64_t total,
+                               std::size_t lock_notices_before);
   // The barrier itself: every rank's notice count (or kHoldsLock/kFailed)
   // into x.counts. Across nodes x.mask travels too, and x.subscribers gets
   // the ranks that subscribed here; the notices ride along in the same
@@ -291,7 +315,6 @@ class Dsm::Engine final : public detail::FaultTarget {
   void node_barrier();
   void forget_notices(std::span<const std::int64_t> notices);
   void record_notice_of_barrier(std::int64_t notice);
-  void forget_lock_notices(std::size_t count);
 
   Runtime& runtime_;
   std::weak_ptr<const void> runtime_alive_;  // Runtime::lifetime()
@@ -349,21 +372,12 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<std::size_t> batch_;               // scratch for fetches
   std::vector<std::size_t> counted_uncached_;    // keep_counted's pages, until the next barrier
   std::vector<Request> gets_;                    // a fetch's gets in flight
-  std::vector<std::size_t> fetched_;             // note_fetched (capacity reserved: the fault path)
-  std::vector<std::size_t> subscribed_;          // this barrier's subscriptions
-  std::vector<std::size_t> awaited_;             // subscribed pages a notice names
-  std::vector<std::size_t> written_here_;  // sorted: pages homed here this release surely changed
-  // Sorted: each definite notice of the barrier, and whether its writer is the page's home.
-  std::vector<std::pair<std::size_t, bool>> noticed_;
   detail::MissStreams streams_;
   std::vector<bool> homes_written_;  // per rank: a flush is due
   BarrierScratch barrier_scratch_;
   detail::PairwiseSync sync_;
-  std::vector<std::size_t> sync_refresh_;      // pages a sync fetches afresh
-  detail::LazyArray<std::uint8_t> held_;       // per lock id: held by this rank
-  detail::LazyArray<std::thread::id> holder_;  // per lock id: the thread that took it
-  std::condition_variable lock_released_;
-  std::size_t held_count_ = 0;
+  std::vector<std::size_t> sync_refresh_;  // pages a sync fetches afresh
+  detail::LockHolders holders_;
   std::atomic<std::uint64_t> epoch_{1};  // barriers completed + 1; lock logs are per epoch
   std::uint64_t exchanges_ = 0;          // count exchanges, for the slot parity
   std::uint64_t node_barriers_ = 0;      // node_barrier() calls, for its round words

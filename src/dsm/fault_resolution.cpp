@@ -329,7 +329,7 @@ void Dsm::Engine::fetch_batches(const HomeBatch* batches, std::size_t count, Vie
     for (std::size_t i = 0; i < b.count; ++i) {
       state_[b.pages[i]] = PageState::cached;
       cache_.entry(b.pages[i]).fetched_in = interval;
-      if (!direct(b)) note_fetched(b.pages[i]);
+      if (!direct(b)) updates_.note_fetched(b.pages[i]);
     }
     stats_.pages_fetched += b.count;
   }
