@@ -1,16 +1,34 @@
 // Bookkeeping of the DSM's view and copy log, driven without MPI or UCX: the
-// mappings a pattern of protections needs, and the copy log's lap marks.
+// mappings a pattern of protections needs, the copy log's lap marks, and
+// which pages of the view were touched.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <random>
 #include <vector>
 
 #include "dsm/copy_log.hpp"
+#include "dsm/page_touches.hpp"
 #include "dsm/protection_map.hpp"
 
 namespace mpidsm::detail {
 namespace {
+
+TEST(PageTouches, APageIsTouchedOnceAccessedAndNotAfterItIsDropped) {
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  void* at = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(at, MAP_FAILED);
+  auto* bytes = static_cast<volatile char*>(at);
+  const PageTouches touches;
+  EXPECT_FALSE(touches.touched(at)) << "a fresh mapping has no page-table entry";
+  bytes[page + 10] = 1;
+  EXPECT_TRUE(touches.touched(const_cast<char*>(bytes) + page + 100));
+  EXPECT_FALSE(touches.touched(at)) << "the first page was never accessed";
+  ASSERT_EQ(madvise(at, 2 * page, MADV_DONTNEED), 0);
+  EXPECT_FALSE(touches.touched(const_cast<char*>(bytes) + page));
+  munmap(at, 2 * page);
+}
 
 // Mappings of a protection pattern counted the slow way: runs of equal values.
 std::size_t runs(const std::vector<int>& protection) {

@@ -1,8 +1,6 @@
 // Release (diffs and notices), acquire-side invalidation, and the home's
 // view of who copied its pages.
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -245,15 +243,6 @@ void Dsm::Engine::settle_prefetch(std::size_t page, bool written) {
   cache_.entry(page).prefetched = false;
   if (!track_prefetch_use_) return;
   ++(written || touched_since_mapped(page) ? stats_.prefetch_used : stats_.prefetch_unused);
-}
-
-bool Dsm::Engine::touched_since_mapped(std::size_t page) {
-  if (pagemap_fd_ < 0) return false;
-  std::uint64_t entry = 0;
-  const off_t at =
-      static_cast<off_t>(reinterpret_cast<std::uintptr_t>(view(page)) / page_size_ * sizeof entry);
-  if (pread(pagemap_fd_, &entry, sizeof entry, at) != sizeof entry) return false;
-  return (entry >> 63) != 0;  // "page present"
 }
 
 }  // namespace mpidsm

@@ -1,7 +1,6 @@
 // The engine's set-up, allocations, explicit prefetch and statistics.
 #include "engine.hpp"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -81,7 +80,6 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   gets_.reserve(cache_.capacity());
   for (int peer = 0; peer < runtime.size(); ++peer)
     mapped_master_.push_back(region_.peer_master(peer));
-  pagemap_fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   if (!faults_stay_on_node() && runtime.config().progress_thread != ProgressMode::off)
     fault_servicer_ = std::make_unique<detail::FaultServicer>(&Engine::resolve_fault, this);
   detail::register_fault_range(region_.view(), region_.size(), this);
@@ -90,7 +88,6 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
 Dsm::Engine::~Engine() {
   detail::unregister_fault_range(region_.view());
   budget_.try_take(-static_cast<std::ptrdiff_t>(protection_.mappings() - 1), true);
-  if (pagemap_fd_ >= 0) close(pagemap_fd_);
 }
 
 bool Dsm::Engine::faults_stay_on_node() const {

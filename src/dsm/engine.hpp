@@ -37,6 +37,7 @@
 #include "mpidsm/dsm.hpp"
 #include "page_cache.hpp"
 #include "page_calls.hpp"
+#include "page_touches.hpp"
 #include "pairwise_sync.hpp"
 #include "placement.hpp"
 #include "prefetch.hpp"
@@ -240,7 +241,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   void record_home_notice(std::size_t page);
   void fetch_home_copy(std::size_t page, std::byte* into);
   void settle_prefetch(std::size_t page, bool written = false);
-  bool touched_since_mapped(std::size_t page);
+  bool touched_since_mapped(std::size_t page) const { return touches_.touched(view(page)); }
   // engine.cpp
   // The home rank of a page, -1 when no allocation covers it, or
   // HomeDirectory::undecided for a first-touch page this rank has not seen homed.
@@ -381,7 +382,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::atomic<std::uint64_t> epoch_{1};  // barriers completed + 1; lock logs are per epoch
   std::uint64_t exchanges_ = 0;          // count exchanges, for the slot parity
   std::uint64_t node_barriers_ = 0;      // node_barrier() calls, for its round words
-  int pagemap_fd_ = -1;  // /proc/self/pagemap, to tell whether a prefetched page was touched
+  detail::PageTouches touches_;          // whether a prefetched or updated page was touched
   DsmStats stats_;
   detail::TickClock clock_;
   std::atomic<std::uint64_t> barrier_ticks_{0};    // stats_.barrier_ns, in TickClock ticks
