@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "dsm/engine_lock.hpp"
+#include "dsm/fault/engine_lock.hpp"
 #include "dsm/test_hooks.hpp"
 #include "dsm_fixture.hpp"
 #include "mpidsm/pgas.hpp"

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "dsm/diff.hpp"
-#include "dsm/diff_message.hpp"
+#include "dsm/protocol/diff.hpp"
+#include "dsm/protocol/diff_message.hpp"
 
 namespace mpidsm::detail {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "dsm/allocations.hpp"
+#include "dsm/placement/allocations.hpp"
 #include "mpidsm/error.hpp"
 
 namespace mpidsm::detail {

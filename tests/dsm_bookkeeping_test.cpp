@@ -4,9 +4,9 @@
 
 #include <vector>
 
-#include "dsm/notice_log.hpp"
-#include "dsm/page_cache.hpp"
-#include "dsm/prefetch.hpp"
+#include "dsm/engine/prefetch.hpp"
+#include "dsm/memory/page_cache.hpp"
+#include "dsm/protocol/notice_log.hpp"
 
 namespace mpidsm::detail {
 namespace {

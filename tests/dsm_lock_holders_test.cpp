@@ -5,7 +5,7 @@
 #include <mutex>
 #include <thread>
 
-#include "dsm/lock_holders.hpp"
+#include "dsm/protocol/lock_holders.hpp"
 #include "mpidsm/error.hpp"
 
 namespace mpidsm::detail {

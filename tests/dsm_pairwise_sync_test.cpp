@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "dsm/pairwise_sync.hpp"
+#include "dsm/protocol/pairwise_sync.hpp"
 #include "mpidsm/error.hpp"
 
 namespace mpidsm::detail {

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "dsm/placement.hpp"
+#include "dsm/placement/placement.hpp"
 
 namespace mpidsm::detail {
 namespace {

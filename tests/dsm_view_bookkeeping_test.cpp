@@ -8,9 +8,9 @@
 #include <random>
 #include <vector>
 
-#include "dsm/copy_log.hpp"
-#include "dsm/page_touches.hpp"
-#include "dsm/protection_map.hpp"
+#include "dsm/memory/page_touches.hpp"
+#include "dsm/memory/protection_map.hpp"
+#include "dsm/protocol/copy_log.hpp"
 
 namespace mpidsm::detail {
 namespace {

@@ -1,6 +1,6 @@
 // A detour resolves a fault on the faulting thread outside its signal
 // handler, then resumes the faulting access with every register as it was.
-#include "dsm/fault_detour.hpp"
+#include "dsm/fault/fault_detour.hpp"
 
 #include <gtest/gtest.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 // Without a signal context to detour, the fault servicer hands faults from
 // signal handlers to its own thread.
-#include "dsm/fault_servicer.hpp"
+#include "dsm/fault/fault_servicer.hpp"
 
 #include <gtest/gtest.h>
 #include <pthread.h>

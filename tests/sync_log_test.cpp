@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "dsm/sync_log.hpp"
-#include "dsm/sync_message.hpp"
+#include "dsm/protocol/sync_log.hpp"
+#include "dsm/protocol/sync_message.hpp"
 
 namespace mpidsm::detail {
 namespace {

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "common/mpi_exchange.hpp"
-#include "engine.hpp"
+#include "dsm/engine/engine.hpp"
 #include "footprint.hpp"
 
 namespace mpidsm {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "notice_log.hpp"
+#include "dsm/protocol/notice_log.hpp"
 
 namespace mpidsm::detail {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "diff.hpp"
-#include "diff_message.hpp"
+#include "dsm/protocol/diff.hpp"
+#include "dsm/protocol/diff_message.hpp"
 #include "engine.hpp"
 
 namespace mpidsm {

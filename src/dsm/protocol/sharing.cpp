@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-#include "test_hooks.hpp"
+#include "dsm/test_hooks.hpp"
 
 namespace mpidsm::detail {
 

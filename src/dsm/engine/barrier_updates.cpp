@@ -1,5 +1,6 @@
-// Updates at a barrier (MPIDSM_BARRIER_REFETCH; the messages are
-// BarrierUpdates'). Across nodes a miss goes to a home that is usually busy
+// Barrier updates, the engine's side (MPIDSM_BARRIER_REFETCH; the messages
+// and the per-barrier lists are BarrierUpdates', protocol/barrier_updates.hpp).
+// Across nodes a miss goes to a home that is usually busy
 // elsewhere (computing, or blocked in MPI), so its progress thread must wake
 // for it: on a host without a spare CPU that costs far more than the
 // transfer. A barrier is the one moment every home is inside mpidsm,
@@ -14,8 +15,8 @@
 // tells, touched_since_mapped). A page updated and then left alone is not
 // subscribed again, so a page its home rewrites every interval but this
 // rank read once costs one update, not one per barrier. A notice the home
-// sent only because it cannot tell (detail::ReleaseNotice::possibly_written) drops the copy
-// without an update, but keeps the count until the next barrier
+// sent only because it cannot tell (ReleaseNotice::possibly_written) drops
+// the copy without an update, but keeps the count until the next barrier
 // (keep_counted).
 #include <sys/mman.h>
 

@@ -36,7 +36,7 @@
 #include <span>
 #include <vector>
 
-#include "lazy_array.hpp"
+#include "dsm/memory/lazy_array.hpp"
 #include "mpidsm/transport.hpp"
 #include "release_notice.hpp"
 #include "sync_log.hpp"

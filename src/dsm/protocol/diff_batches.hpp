@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "diff.hpp"
-#include "lazy_array.hpp"
+#include "dsm/memory/lazy_array.hpp"
 #include "mpidsm/transport.hpp"
 
 namespace mpidsm::detail {

@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "dsm/memory/region.hpp"
 #include "mpidsm/transport.hpp"
-#include "region.hpp"
 #include "sharing.hpp"
 #include "transport/library_messaging.hpp"
 

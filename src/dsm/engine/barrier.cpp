@@ -5,8 +5,8 @@
 #include <optional>
 
 #include "common/mpi_exchange.hpp"
+#include "dsm/test_hooks.hpp"
 #include "engine.hpp"
-#include "test_hooks.hpp"
 #include "ticks.hpp"
 #include "transport/node_barrier.hpp"
 #include "transport/progress/progress_control.hpp"

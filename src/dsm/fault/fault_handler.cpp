@@ -12,9 +12,9 @@
 #include <cstdio>
 #include <mutex>
 
+#include "dsm/test_hooks.hpp"
 #include "engine_lock.hpp"
 #include "mpidsm/error.hpp"
-#include "test_hooks.hpp"
 
 namespace mpidsm::detail {
 

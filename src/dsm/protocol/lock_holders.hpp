@@ -12,7 +12,7 @@
 #include <mutex>
 #include <thread>
 
-#include "lazy_array.hpp"
+#include "dsm/memory/lazy_array.hpp"
 
 namespace mpidsm::detail {
 

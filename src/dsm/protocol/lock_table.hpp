@@ -27,10 +27,10 @@
 #include <span>
 #include <vector>
 
-#include "lazy_array.hpp"
+#include "dsm/memory/lazy_array.hpp"
+#include "dsm/memory/shared_words.hpp"
 #include "mpidsm/transport.hpp"
 #include "notice_log.hpp"
-#include "shared_words.hpp"
 #include "transport/library_messaging.hpp"
 
 namespace mpidsm::detail {

@@ -22,29 +22,29 @@
 #include <thread>
 #include <vector>
 
-#include "allocations.hpp"
-#include "barrier_updates.hpp"
-#include "diff_batches.hpp"
-#include "engine_lock.hpp"
-#include "fault_handler.hpp"
-#include "fault_servicer.hpp"
-#include "home_directory.hpp"
-#include "lazy_array.hpp"
-#include "lazy_vector.hpp"
-#include "lock_holders.hpp"
-#include "lock_table.hpp"
-#include "mapping_budget.hpp"
+#include "dsm/fault/engine_lock.hpp"
+#include "dsm/fault/fault_handler.hpp"
+#include "dsm/fault/fault_servicer.hpp"
+#include "dsm/memory/lazy_array.hpp"
+#include "dsm/memory/lazy_vector.hpp"
+#include "dsm/memory/mapping_budget.hpp"
+#include "dsm/memory/page_cache.hpp"
+#include "dsm/memory/page_touches.hpp"
+#include "dsm/memory/protection_map.hpp"
+#include "dsm/memory/region.hpp"
+#include "dsm/placement/allocations.hpp"
+#include "dsm/placement/home_directory.hpp"
+#include "dsm/placement/placement.hpp"
+#include "dsm/protocol/barrier_updates.hpp"
+#include "dsm/protocol/diff_batches.hpp"
+#include "dsm/protocol/lock_holders.hpp"
+#include "dsm/protocol/lock_table.hpp"
+#include "dsm/protocol/page_calls.hpp"
+#include "dsm/protocol/pairwise_sync.hpp"
+#include "dsm/protocol/release_notice.hpp"
+#include "dsm/protocol/sharing.hpp"
 #include "mpidsm/dsm.hpp"
-#include "page_cache.hpp"
-#include "page_calls.hpp"
-#include "page_touches.hpp"
-#include "pairwise_sync.hpp"
-#include "placement.hpp"
 #include "prefetch.hpp"
-#include "protection_map.hpp"
-#include "region.hpp"
-#include "release_notice.hpp"
-#include "sharing.hpp"
 #include "ticks.hpp"
 #include "transport/progress/progress_control.hpp"
 
@@ -202,7 +202,7 @@ class Dsm::Engine final : public detail::FaultTarget {
     std::vector<int> renewers;     // of those, ranks that sent new runs
     std::vector<int> pushers;      // ranks that pushed pages to this one
   };
-  // barrier_refetch.cpp (BarrierUpdates)
+  // barrier_updates.cpp (the engine's side of protocol/barrier_updates.hpp)
   // At a barrier's start, after the release (x.outgoing: this rank's
   // notices): subscribes to the pages used since the last barrier
   // (used_through_ucx) at their homes, composes the pushes of the pages
@@ -251,7 +251,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   void forget_allocation(std::size_t first, std::size_t pages);
   void unmap(std::size_t first, std::size_t pages);
   std::size_t pinned_in(std::size_t first, std::size_t pages) const;
-  // pairwise_sync_engine.cpp
+  // pairwise_sync.cpp (the engine's side of protocol/pairwise_sync.hpp)
   class SyncPages;  // the pages as the sync's acquire sees them
   // Gets `pages` (cached, each counted at its home already) afresh into
   // their copies; the list is emptied. On an error they leave the cache.

@@ -4,7 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "test_hooks.hpp"
+#include "dsm/test_hooks.hpp"
 
 namespace mpidsm::detail {
 namespace {

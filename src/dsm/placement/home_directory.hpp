@@ -11,8 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "lazy_array.hpp"
-#include "shared_words.hpp"
+#include "dsm/memory/lazy_array.hpp"
+#include "dsm/memory/shared_words.hpp"
 
 namespace mpidsm::detail {
 

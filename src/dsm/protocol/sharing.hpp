@@ -32,8 +32,8 @@
 #include <vector>
 
 #include "copy_log.hpp"
-#include "lazy_array.hpp"
-#include "shared_words.hpp"
+#include "dsm/memory/lazy_array.hpp"
+#include "dsm/memory/shared_words.hpp"
 
 namespace mpidsm::detail {
 

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <span>
 
+#include "dsm/protocol/page_runs.hpp"
 #include "engine.hpp"
-#include "page_runs.hpp"
 #include "prefetch.hpp"
 
 namespace mpidsm {

@@ -1,13 +1,13 @@
 // The engine's side of a pairwise sync (Dsm::sync_with; the protocol and
-// its messages are PairwiseSync's, pairwise_sync.hpp): the release before
+// its messages are PairwiseSync's, protocol/pairwise_sync.hpp): the release before
 // it, the pages its acquire drops, installs or fetches afresh.
 #include <algorithm>
 #include <cstring>
 #include <string>
 
+#include "dsm/protocol/page_runs.hpp"
+#include "dsm/test_hooks.hpp"
 #include "engine.hpp"
-#include "page_runs.hpp"
-#include "test_hooks.hpp"
 #include "ticks.hpp"
 #include "transport/progress/progress_control.hpp"
 

@@ -9,8 +9,8 @@
 #include <optional>
 
 #include "common/mpi_exchange.hpp"
-#include "placement.hpp"
-#include "test_hooks.hpp"
+#include "dsm/placement/placement.hpp"
+#include "dsm/test_hooks.hpp"
 
 namespace mpidsm {
 namespace {
