@@ -1,11 +1,14 @@
 // DSM bookkeeping driven without MPI or UCX: the LRU page cache, prefetch
-// selection, and the lock notice ring.
+// selection, twins, pin counts, and the lock notice ring.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <vector>
 
 #include "dsm/engine/prefetch.hpp"
 #include "dsm/memory/page_cache.hpp"
+#include "dsm/memory/pin_counts.hpp"
+#include "dsm/memory/twin_slots.hpp"
 #include "dsm/protocol/notice_log.hpp"
 
 namespace mpidsm::detail {
@@ -77,6 +80,39 @@ TEST(Prefetch, StreamsOfReadsAndWritesContinueApart) {
   streams.advance(true, 40);
   EXPECT_TRUE(streams.continues(40, true));
   EXPECT_TRUE(streams.continues(13, false)) << "a write keeps the read stream's place";
+}
+
+TEST(TwinSlots, EverySlotIsItsOwnPageAndComesBack) {
+  TwinSlots twins(3, 64);
+  const std::int32_t a = twins.take(), b = twins.take(), c = twins.take();
+  EXPECT_EQ(twins.free_slots(), 0u);
+  EXPECT_EQ(a, 0) << "handed out from the lowest slot";
+  std::memset(twins.at(a), 1, 64);
+  std::memset(twins.at(b), 2, 64);
+  std::memset(twins.at(c), 3, 64);
+  EXPECT_EQ(twins.at(b) - twins.at(a), 64);
+  EXPECT_EQ(static_cast<int>(twins.at(a)[63]), 1) << "a neighbour's twin overlapped";
+  twins.give_back(b);
+  EXPECT_EQ(twins.take(), b);
+}
+
+TEST(PinCounts, RemotePagesAreCountedOnceWhilePinned) {
+  PinCounts pins(8);
+  EXPECT_FALSE(pins.pinned(2));
+  ASSERT_TRUE(pins.add(2, true));
+  ASSERT_TRUE(pins.add(2, true));
+  ASSERT_TRUE(pins.add(5, false));  // homed here: holds no cache slot
+  EXPECT_TRUE(pins.pinned(2));
+  EXPECT_TRUE(pins.pinned(5));
+  EXPECT_EQ(pins.remote_pinned(), 1u);
+  pins.remove(2);
+  EXPECT_TRUE(pins.pinned(2));
+  EXPECT_EQ(pins.remote_pinned(), 1u) << "one pin of page 2 is left";
+  pins.remove(2);
+  pins.remove(5);
+  EXPECT_FALSE(pins.pinned(2));
+  EXPECT_FALSE(pins.pinned(5));
+  EXPECT_EQ(pins.remote_pinned(), 0u);
 }
 
 TEST(NoticeLog, RingSpansWrapAroundTheEnd) {

@@ -51,7 +51,7 @@ void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
   // publish them travel through MPI or UCX, which order memory.
   if (!direct) homes_written_[static_cast<std::size_t>(home)] = true;
   std::int32_t& slot = cache_.entry(page).twin;
-  free_twins_.push_back(slot);
+  twins_.give_back(slot);
   slot = detail::PageCache::none;
   state_[page] = PageState::cached;
   // A page whose bytes did not change (twinned ahead of a write stream and

@@ -44,16 +44,13 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       cache_(std::min(settings.cache_pages, pages_), pages_),
       sharing_(runtime.comm(), transport_, pages_, fetch_batch_capacity(), mappable_),
       directory_(runtime.comm(), transport_, pages_, mappable_),
-      barrier_slots_(runtime.comm(), transport_,
-                     (2 * static_cast<std::size_t>(runtime.size()) + 64 + 1) *
-                         sizeof(std::int64_t),  // counts, rounds, beacon
-                     mappable_, "DSM barrier slots"),
+      exchange_(runtime.comm(), transport_, mappable_, pages_),
       state_(pages_),
       protection_(pages_),
       budget_(detail::MappingBudget::process()),
       pins_(pages_),
       listed_(pages_),
-      twins_(cache_.capacity() * page_size_),
+      twins_(cache_.capacity(), page_size_),
       scratch_(page_size_),
       batch_(fetch_batch_capacity()),
       homes_written_(static_cast<std::size_t>(runtime.size()), false),
@@ -63,9 +60,6 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
                   settings.fetch_by_call),
       diffs_(transport_, page_size_, &Engine::apply_remote_diffs, this, stats_.diff_messages),
       updates_(transport_, page_size_, 2 * cache_.capacity()) {
-  free_twins_.reserve(cache_.capacity());
-  for (std::size_t slot = cache_.capacity(); slot-- > 0;)
-    free_twins_.push_back(static_cast<std::int32_t>(slot));
   // Sized for the whole region up front (a page is listed at most once), so
   // faults and releases never allocate. Large reservations are address
   // space: the kernel provides memory only for the entries written.
@@ -73,7 +67,6 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   notices_.reserve(pages_);
   lock_notices_.reserve(pages_);
   released_notices_.reserve(pages_);
-  barrier_scratch_.outgoing.reserve(pages_);
   acquired_notices_.reserve(detail::LockRecordLayout::ring_entries);
   counted_uncached_.reserve(cache_.capacity());
   // A run per page at most: a fault's batch.
@@ -99,7 +92,7 @@ void Dsm::Engine::abandon_transport() {
   locks_.abandon_transport();
   sharing_.abandon_transport();
   directory_.abandon_transport();
-  barrier_slots_.abandon_transport();
+  exchange_.abandon_transport();
   page_calls_.abandon_transport();
   diffs_.abandon_transport();
   master_ = MemoryRegion();
@@ -240,7 +233,7 @@ void Dsm::Engine::forget_allocation(std::size_t first, std::size_t pages) {
   for (std::size_t page = first; page < first + pages; ++page) {
     if (cache_.contains(page)) {
       if (cache_.entry(page).twin != detail::PageCache::none)
-        free_twins_.push_back(cache_.entry(page).twin);
+        twins_.give_back(cache_.entry(page).twin);
       forget_copy(page);  // the home's count drops too: counts are never reset
     } else {
       drop_registration(page);  // a count a barrier kept (keep_counted), if any

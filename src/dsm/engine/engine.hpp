@@ -30,11 +30,14 @@
 #include "dsm/memory/mapping_budget.hpp"
 #include "dsm/memory/page_cache.hpp"
 #include "dsm/memory/page_touches.hpp"
+#include "dsm/memory/pin_counts.hpp"
 #include "dsm/memory/protection_map.hpp"
 #include "dsm/memory/region.hpp"
+#include "dsm/memory/twin_slots.hpp"
 #include "dsm/placement/allocations.hpp"
 #include "dsm/placement/home_directory.hpp"
 #include "dsm/placement/placement.hpp"
+#include "dsm/protocol/barrier_exchange.hpp"
 #include "dsm/protocol/barrier_updates.hpp"
 #include "dsm/protocol/diff_batches.hpp"
 #include "dsm/protocol/lock_holders.hpp"
@@ -109,12 +112,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   }
   std::byte* view(std::size_t page) const { return region_.view() + page * page_size_; }
   std::byte* master(std::size_t page) const { return region_.master() + page * page_size_; }
-  std::byte* twin(std::size_t page) {
-    return &twins_[static_cast<std::size_t>(cache_.entry(page).twin) * page_size_];
-  }
-  bool pinned(std::size_t page) const {
-    return std::atomic_ref<const std::uint32_t>(pins_[page]).load(std::memory_order_acquire) != 0;
-  }
+  std::byte* twin(std::size_t page) { return twins_.at(cache_.entry(page).twin); }
+  bool pinned(std::size_t page) const { return pins_.pinned(page); }
   static bool is_home(PageState s) { return s >= PageState::home_parked; }
 
   // All below: the caller holds mutex_ (an EngineLock).
@@ -190,18 +189,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   void invalidate(std::size_t page);
   void refresh_in_place(std::size_t page);
   void invalidate_all_cached();
-  // Scratch kept across barriers, so a barrier allocates nothing once warm.
-  struct BarrierScratch {
-    detail::LazyVector<std::int64_t> outgoing;  // reserved for every page
-    std::vector<std::int64_t> counts, incoming;
-    std::vector<std::int64_t> records;  // per rank: count, then its inline notices
-    std::vector<int> sizes, offsets;
-    // BarrierUpdates::kMasks masks of a bit per rank each.
-    std::vector<std::uint64_t> mask;
-    std::vector<int> subscribers;  // ranks subscribed to this one's pages
-    std::vector<int> renewers;     // of those, ranks that sent new runs
-    std::vector<int> pushers;      // ranks that pushed pages to this one
-  };
+  using BarrierScratch = detail::BarrierExchange::Scratch;
   // barrier_updates.cpp (the engine's side of protocol/barrier_updates.hpp)
   // At a barrier's start, after the release (x.outgoing: this rank's
   // notices): subscribes to the pages used since the last barrier
@@ -263,17 +251,6 @@ class Dsm::Engine final : public detail::FaultTarget {
   // lock()/unlock() of any id of the table, checked or internal.
   void acquire_lock(std::size_t id, bool wait_for_threads);
   void release_lock(std::size_t id);
-  // A barrier entered while holding a lock can end (with an error on every
-  // rank) only if the lock's waiters join it: the holder raises every rank's
-  // beacon word first, and a waiter that sees it abandons its wait, joins the
-  // barrier and throws its error from lock().
-  std::uint64_t& barrier_beacon() const {
-    return barrier_slots_.local<std::uint64_t>(beacon_offset());
-  }
-  std::size_t beacon_offset() const {
-    return (2 * static_cast<std::size_t>(runtime_.size()) + 64) * sizeof(std::uint64_t);
-  }
-  void raise_barrier_beacons();
   [[noreturn]] void fail_abandoned_wait(std::size_t id);
   // Locks an abandoned wait was granted since: passed on to the next waiter.
   void pass_on_abandoned_locks();
@@ -301,19 +278,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   [[noreturn]] void fail_barrier(const BarrierScratch& x, const BarrierCounts& counts,
                                  std::optional<Error> failure,
                                  std::optional<detail::DrivingProgress>& driving);
-  // Every rank's notices into x.incoming (when they did not ride along).
-  void gather_notices(BarrierScratch& x, std::int64_t total);
   // The acquire of the others' notices, and the barrier's updates.
   void acquire_barrier_notices(const BarrierScratch& x, std::int64_t total,
                                std::size_t lock_notices_before);
-  // The barrier itself: every rank's notice count (or kHoldsLock/kFailed)
-  // into x.counts. Across nodes x.mask travels too, and x.subscribers gets
-  // the ranks that subscribed here; the notices ride along in the same
-  // allgather when no rank has more than kInlineNotices: then true, with
-  // x.incoming, x.sizes and x.offsets filled.
-  bool exchange_counts(std::int64_t mine, BarrierScratch& x);
-  static void lay_out_incoming(BarrierScratch& x, std::int64_t total);
-  void node_barrier();
   void forget_notices(std::span<const std::int64_t> notices);
   void record_notice_of_barrier(std::int64_t notice);
 
@@ -338,19 +305,13 @@ class Dsm::Engine final : public detail::FaultTarget {
   detail::LockTable locks_;
   detail::PageCache cache_;
   detail::SharingRecord sharing_;
-  detail::HomeDirectory directory_;  // homes of first-touch pages
-  // Per rank, 2 x ranks int64: the notice counts peers pushed, by barrier
-  // parity; then one word per round of the node barrier.
-  detail::SharedWords barrier_slots_;
+  detail::HomeDirectory directory_;   // homes of first-touch pages
+  detail::BarrierExchange exchange_;  // the barrier's counts and notices
   detail::LazyArray<PageState> state_;
   detail::ProtectionMap protection_;
   detail::MappingBudget& budget_;
   std::uint64_t protection_changes_ = 0;  // tells a fault that nothing can resolve
-  // Per page: transfers and DsmAccess handles using it (never unmapped or
-  // made read-only while non-zero); the top bit marks a remote page counted
-  // in pinned_remote_ (cache slots that cannot be evicted).
-  detail::LazyArray<std::uint32_t> pins_;
-  std::atomic<std::size_t> pinned_remote_{0};
+  detail::PinCounts pins_;
   // Per page: which of the lists below hold it.
   detail::LazyArray<std::uint8_t> listed_;
   static constexpr std::uint8_t kInDirty = 1, kInNotices = 2, kInLockNotices = 4;
@@ -359,10 +320,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   static constexpr std::uint8_t kUnwatched = 8;
   // Subscribed at this barrier's home; awaiting its answer (BarrierUpdates).
   static constexpr std::uint8_t kSubscribed = 16, kAwaitingUpdate = 32;
-  // One twin slot per cache slot: a dirty page is always cached, so twins
-  // never run out (memory only for slots in use).
-  detail::LazyArray<std::byte> twins_;
-  std::vector<std::int32_t> free_twins_;
+  detail::TwinSlots twins_;                         // one per cache slot
   std::vector<std::byte> scratch_;                  // one page: snapshots and refreshes
   detail::LazyVector<std::size_t> dirty_;           // pages written since the last release
   detail::LazyVector<std::int64_t> notices_;        // pages released since the last barrier
@@ -375,13 +333,10 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::vector<Request> gets_;                    // a fetch's gets in flight
   detail::MissStreams streams_;
   std::vector<bool> homes_written_;  // per rank: a flush is due
-  BarrierScratch barrier_scratch_;
   detail::PairwiseSync sync_;
   std::vector<std::size_t> sync_refresh_;  // pages a sync fetches afresh
   detail::LockHolders holders_;
   std::atomic<std::uint64_t> epoch_{1};  // barriers completed + 1; lock logs are per epoch
-  std::uint64_t exchanges_ = 0;          // count exchanges, for the slot parity
-  std::uint64_t node_barriers_ = 0;      // node_barrier() calls, for its round words
   detail::PageTouches touches_;          // whether a prefetched or updated page was touched
   DsmStats stats_;
   detail::TickClock clock_;

@@ -13,10 +13,6 @@
 namespace mpidsm {
 namespace {
 
-// A pin count's top bit: the page is remote and counted in pinned_remote_.
-constexpr std::uint32_t kRemotePin = 0x80000000u;
-constexpr std::uint32_t kPinCount = kRemotePin - 1;
-
 // The last fault a thread found nothing to change for. A second such fault
 // at the same address with no mapping changed in between is one no
 // protection explains.
@@ -337,7 +333,7 @@ void Dsm::Engine::fetch_batches(const HomeBatch* batches, std::size_t count, Vie
 
 // Cache slots a fetch may use: all but those pinned pages hold.
 std::size_t Dsm::Engine::cache_room() const {
-  const std::size_t pinned = pinned_remote_.load(std::memory_order_relaxed);
+  const std::size_t pinned = pins_.remote_pinned();
   return cache_.capacity() > pinned ? cache_.capacity() - pinned : 0;
 }
 
@@ -397,9 +393,7 @@ void Dsm::Engine::drop_registration(std::size_t page) {
 // them all writable (after their twins: no write can slip in before).
 void Dsm::Engine::make_twins(std::size_t first, std::size_t count) {
   for (std::size_t page = first; page < first + count; ++page) {
-    std::int32_t& slot = cache_.entry(page).twin;
-    slot = free_twins_.back();  // never empty: one twin per cache slot
-    free_twins_.pop_back();
+    cache_.entry(page).twin = twins_.take();
     std::memcpy(twin(page), master(page), page_size_);
   }
   try {
@@ -407,7 +401,7 @@ void Dsm::Engine::make_twins(std::size_t first, std::size_t count) {
   } catch (...) {
     for (std::size_t page = first; page < first + count; ++page) {
       std::int32_t& slot = cache_.entry(page).twin;
-      free_twins_.push_back(slot);
+      twins_.give_back(slot);
       slot = detail::PageCache::none;
     }
     throw;
@@ -445,27 +439,20 @@ void Dsm::Engine::pin(const void* address, std::size_t size, bool write) {
     if (home == -1)
       fail(Errc::unregistered,
            "reaches unallocated DSM memory at " + detail::describe_address(view(page)));
-    more += home != rank_ && !is_home(state_[page]) && pins_[page] == 0;
+    more += home != rank_ && !is_home(state_[page]) && !pins_.pinned(page);
   }
-  if (pinned_remote_.load() + more >= cache_.capacity())
+  if (pins_.remote_pinned() + more >= cache_.capacity())
     fail(Errc::no_memory,
          "and the DSM buffers already in transfer or made accessible need " +
-             std::to_string(pinned_remote_.load() + more) +
+             std::to_string(pins_.remote_pinned() + more) +
              " cached pages; MPIDSM_CACHE_PAGES=" + std::to_string(cache_.capacity()) +
              " keeps one for faults: raise it or transfer in parts");
   std::size_t page = first;
   try {
     for (; page <= last; ++page) {
       resolve(page, write ? detail::FaultAccess::write : detail::FaultAccess::read);
-      std::atomic_ref<std::uint32_t> pins(pins_[page]);
-      std::uint32_t now = pins.load();
-      std::uint32_t next;
-      do {
-        if ((now & kPinCount) == kPinCount) fail(Errc::out_of_range, "is pinned 2^31 times");
-        const bool first_remote_pin = now == 0 && !is_home(state_[page]);
-        next = first_remote_pin ? kRemotePin | 1 : now + 1;
-      } while (!pins.compare_exchange_weak(now, next));
-      if (next == (kRemotePin | 1)) pinned_remote_.fetch_add(1);
+      if (!pins_.add(page, !is_home(state_[page])))
+        fail(Errc::out_of_range, "is pinned 2^31 times");
     }
   } catch (...) {
     if (page > first) unpin(view(first), (page - first) * page_size_);
@@ -476,11 +463,7 @@ void Dsm::Engine::pin(const void* address, std::size_t size, bool write) {
 void Dsm::Engine::unpin(const void* address, std::size_t size) {
   const std::size_t first = page_of(address);
   const std::size_t last = page_of(static_cast<const std::byte*>(address) + size - 1);
-  for (std::size_t page = first; page <= last; ++page) {
-    std::atomic_ref<std::uint32_t> pins(pins_[page]);
-    std::uint32_t left = pins.fetch_sub(1) - 1;
-    if (left == kRemotePin && pins.compare_exchange_strong(left, 0)) pinned_remote_.fetch_sub(1);
-  }
+  for (std::size_t page = first; page <= last; ++page) pins_.remove(page);
 }
 
 }  // namespace mpidsm

@@ -92,7 +92,7 @@ void Dsm::Engine::acquire_lock(std::size_t id, bool wait_for_threads) {
   }
   const std::uint64_t start = detail::TickClock::now();
   try {
-    if (!locks_.acquire(id, barrier_beacon(), resume)) {
+    if (!locks_.acquire(id, exchange_.beacon(), resume)) {
       {
         detail::EngineLock guard(mutex_);
         locks_.mark_abandoned(id);
@@ -116,11 +116,6 @@ void Dsm::Engine::acquire_lock(std::size_t id, bool wait_for_threads) {
     holders_.unclaim(id);
     throw;
   }
-}
-
-void Dsm::Engine::raise_barrier_beacons() {
-  for (int r = 0; r < runtime_.size(); ++r)
-    barrier_slots_.swap<std::uint64_t>(r, beacon_offset(), static_cast<std::uint64_t>(rank_) + 1);
 }
 
 // The barrier this rank joins fails on every rank, naming the holder.
