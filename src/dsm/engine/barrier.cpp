@@ -23,7 +23,7 @@ void Dsm::Engine::barrier() {
   // Across nodes, from here to the end, this thread's own polls serve the
   // peers (the progress thread would only compete with it for the worker
   // and a CPU): the diffs of the release, the count exchange, the updates.
-  // Not on one node: node_barrier() spins on shared words, without UCX.
+  // Not on one node: the exchange spins on shared words, without UCX.
   std::optional<detail::DrivingProgress> driving;
   if (!exchange_.direct()) driving.emplace(transport_);
   BarrierEntry entry = release_for_barrier(x);

@@ -195,7 +195,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   // notices): subscribes to the pages used since the last barrier
   // (used_through_ucx) at their homes, composes the pushes of the pages
   // homed here to their readers, and marks both in x.mask.
-  // exchange_counts sends them.
+  // BarrierExchange::exchange_counts sends them.
   void prepare_updates(BarrierScratch& x);
   // After the exchange (`total` notices in x.incoming): the subscriptions,
   // pushes and late answers (BarrierUpdates::finish; failed: no late ones).
@@ -272,7 +272,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   };
   // The release; this rank's notices into x.outgoing (unless it holds a lock).
   BarrierEntry release_for_barrier(BarrierScratch& x);
-  // Every rank's count into x.counts (exchange_counts), summed up.
+  // Every rank's count into x.counts (BarrierExchange::exchange_counts), summed up.
   BarrierCounts exchange_barrier_counts(const BarrierEntry& entry, BarrierScratch& x);
   // Keeps the notices for the next barrier and throws on every rank alike.
   [[noreturn]] void fail_barrier(const BarrierScratch& x, const BarrierCounts& counts,
