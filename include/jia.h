@@ -40,7 +40,10 @@ void jia_exit(void);
  *   jia_alloc_random(size): all on one host chosen pseudo-randomly, the same
  *     on every host;
  *   jia_alloc4(size, blocks, n, start): like jia_alloc3, with block size
- *     blocks[i] in round i (i advancing each time host 0 comes round). */
+ *     blocks[i] in round i (i advancing each time host 0 comes round);
+ *   jia_alloc_array(size, array, n): block k of array[k mod n] bytes
+ *     (page-rounded) on host k mod hosts, 1 <= n <= hosts.
+ * jia_free(address), collective too, returns an allocation (its start). */
 unsigned long jia_alloc(int size);
 unsigned long jia_alloc1(int size);
 unsigned long jia_alloc2(int size, int block);
@@ -48,6 +51,8 @@ unsigned long jia_alloc2p(int size, int host);
 unsigned long jia_alloc3(int size, int block, int starthost);
 unsigned long jia_alloc4(int size, int* blocks, int n, int starthost);
 unsigned long jia_alloc_random(int size);
+unsigned long jia_alloc_array(int size, int* array, int n);
+void jia_free(void* address);
 /** @} */
 
 /** \name Synchronisation */
@@ -80,7 +85,7 @@ void jia_error(char* format, ...);
 unsigned int jia_startstat(void);
 unsigned int jia_stopstat(void);
 /** @} */
-/** Seconds since jia_init. */
+/** Seconds since the program started; works before jia_init. */
 float jia_clock(void);
 
 /** \name Messages */
@@ -113,9 +118,10 @@ void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root);
 /** \name Options */
 /** @{ */
 /** JIAJIA's run-time options. mpidsm's protocol has ADWD's and WVEC's effect
- * always; HMIG and LOADBAL are not implemented (a warning says so when they
- * are turned on); BROADCAST needs nothing. Any other option, or a value
- * other than ON or OFF, ends the program with a message. */
+ * always; HMIG is not implemented (a warning says so when it is turned on);
+ * BROADCAST needs nothing; LOADBAL turns on load balancing (jia_divtask).
+ * Any other option, or a value other than ON or OFF, ends the program with
+ * a message. */
 #ifndef ON
 #define OFF 0
 #define ON 1
@@ -126,6 +132,19 @@ void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root);
 #define LOADBAL 3
 #define WVEC 4
 void jia_config(int option, int value);
+/** @} */
+
+/** \name Load balancing */
+/** @{ */
+/** Divides the loop iterations [*begin, *end] (inclusive) among the hosts:
+ * evenly (the last host taking the remainder), or with LOADBAL on in
+ * proportion to each host's computing power as jia_loadcheck measured it.
+ * Sets *begin and *end to this host's part (empty: *end == *begin - 1). */
+void jia_divtask(int* begin, int* end);
+/** With LOADBAL on, collective: each host's computing time since the last
+ * check (or since LOADBAL was turned on) re-estimates its power, unless the
+ * times differ by less than 5%; does nothing with LOADBAL off. */
+void jia_loadcheck(void);
 /** @} */
 
 /** mpidsm extension: the host that is home of the page holding `address`. */

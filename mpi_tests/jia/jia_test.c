@@ -52,6 +52,65 @@ static void test_allocations(void) {
     char* second_round = varied + jiahosts * page + 2 * h * page;
     CHECK(jia_home(second_round) == h && jia_home(second_round + page) == h);
   }
+
+  /* jia_alloc_array: block k of array[k mod n] bytes on host k mod hosts
+   * (n at most the hosts). */
+  int sizes[2] = {(int)(2 * page), (int)page};
+  const int n = jiahosts < 2 ? 1 : 2;
+  const int blocks_dealt = 3 * jiahosts;
+  char* arrayed = (char*)jia_alloc_array((int)(3 * jiahosts * page), sizes, n);
+  long offset = 0;
+  for (int k = 0; k < blocks_dealt; ++k) {
+    const long pages = sizes[k % n] / page;
+    for (long p = 0; p < pages && offset + p < 3 * jiahosts; ++p)
+      CHECK(jia_home(arrayed + (offset + p) * page) == k % jiahosts);
+    offset += pages;
+  }
+
+  /* jia_free gives the pages back: a new allocation reads as zero there. */
+  char* freed = (char*)jia_alloc2p((int)(2 * page), 0);
+  freed[jiapid] = 1;
+  jia_barrier();
+  jia_free(freed);
+  char* again = (char*)jia_alloc2p((int)(2 * page), 0);
+  CHECK(again[jiapid] == 0);
+  jia_free(again);
+}
+
+/* Sums the iterations [first, last] a host was given, and counts them, over
+ * every host: a division covers the range once. */
+static void check_division(int first, int last, int begin, int end) {
+  int sums[2] = {0, end - begin + 1}, totals[2] = {0, 0};
+  for (int i = begin; i <= end; ++i) sums[0] += i;
+  jia_reduce((char*)sums, (char*)totals, 2, SUM_INT, 0);
+  if (jiapid == 0) {
+    CHECK(totals[1] == last - first + 1);
+    CHECK(totals[0] == (first + last) * (last - first + 1) / 2);
+  }
+}
+
+static void test_load_balancing(void) {
+  int begin = 1, end = 100;
+  jia_divtask(&begin, &end);
+  check_division(1, 100, begin, end);
+  /* Evenly: 100 / hosts each, the last host taking the remainder. */
+  const int share = 100 / jiahosts;
+  CHECK(end - begin + 1 == (jiapid == jiahosts - 1 ? 100 - (jiahosts - 1) * share : share));
+  jia_loadcheck(); /* LOADBAL off: nothing, and no collective */
+
+  /* With LOADBAL on, host 0 computing three times as long per iteration
+   * gets fewer iterations after a check. */
+  jia_config(LOADBAL, ON);
+  begin = 1, end = 120;
+  jia_divtask(&begin, &end);
+  const int even = end - begin + 1;
+  for (int i = begin; i <= end; ++i) usleep(jiapid == 0 ? 600 : 200);
+  jia_loadcheck();
+  begin = 1, end = 120;
+  jia_divtask(&begin, &end);
+  check_division(1, 120, begin, end);
+  if (jiahosts > 1 && jiapid == 0) CHECK(end - begin + 1 < even);
+  jia_config(LOADBAL, OFF);
 }
 
 static void test_synchronisation(void) {
@@ -107,6 +166,9 @@ static void test_messages(void) {
 }
 
 int main(int argc, char** argv) {
+  /* Classic JIAJIA programs read the clock before jia_init. */
+  const float before_init = jia_clock();
+  if (before_init < 0) return 2;
   jia_init(argc, argv);
   /* An option JIAJIA does not have ends the program with a message. */
   if (argc > 1 && strcmp(argv[1], "--unknown-option") == 0) jia_config(99, ON);
@@ -118,12 +180,13 @@ int main(int argc, char** argv) {
   }
   page = sysconf(_SC_PAGESIZE);
   const float started = jia_clock();
-  CHECK(started >= 0 && started < 60);
+  CHECK(started >= before_init && started < 60);
   jia_config(WVEC, ON);
   jia_startstat();
   test_allocations();
   test_synchronisation();
   test_messages();
+  test_load_balancing();
   jia_stopstat();
   CHECK(jia_clock() >= started);
 

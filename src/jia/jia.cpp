@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "load_balance.hpp"
 #include "mpidsm/dsm.hpp"
 #include "mpidsm/runtime.hpp"
 
@@ -27,13 +28,27 @@ int jia_lock_index = 0;
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+// jia_clock's origin: when the program started (the library was loaded),
+// so programs may read it before jia_init, as classic JIAJIA programs do.
+const Clock::time_point program_start = Clock::now();
+
+double seconds_since(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
 struct Jia {
   bool started_mpi = false;
   std::optional<mpidsm::Runtime> runtime;
   std::optional<mpidsm::Dsm> dsm;
-  std::chrono::steady_clock::time_point start;
   int next_alloc_host = 0;         // jia_alloc's rotating home
   std::uint64_t random_state = 1;  // jia_alloc_random's, the same on every host
+  // jia_config(LOADBAL, ON): jia_divtask divides by `powers`, which
+  // jia_loadcheck re-estimates from the time computed since `computing_since`.
+  bool load_balance = false;
+  std::vector<double> powers;
+  Clock::time_point computing_since;
 };
 Jia* jia = nullptr;
 
@@ -79,6 +94,30 @@ void check_host(const char* call, const char* what, int host) {
 std::size_t pages_of(int bytes) {
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   return std::max<std::size_t>(1, (static_cast<std::size_t>(bytes) + page - 1) / page);
+}
+
+// An allocation dealt in blocks to the hosts in turn from `starthost`: block
+// k (pages_of(blocks[index_of(k)]) bytes, the last one cut to the size) on
+// host (starthost + k) mod hosts.
+template <class IndexOf>
+unsigned long deal_blocks(const char* call, int size, int starthost, const int* blocks,
+                          IndexOf&& index_of) {
+  if (size <= 0) die(std::string(call) + ": size " + std::to_string(size) + " is not positive");
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<mpidsm::PlacementBlock> list;
+  std::size_t left = pages_of(size) * page;
+  for (std::size_t k = 0; left > 0; ++k) {
+    const std::size_t i = index_of(k);
+    if (blocks[i] <= 0)
+      die(std::string(call) + ": block size [" + std::to_string(i) +
+          "] = " + std::to_string(blocks[i]) + " is not positive");
+    const std::size_t bytes = std::min(left, pages_of(blocks[i]) * page);
+    list.push_back({bytes, static_cast<int>((static_cast<std::size_t>(starthost) + k) %
+                                            static_cast<std::size_t>(hostc))});
+    left -= bytes;
+  }
+  return reinterpret_cast<unsigned long>(
+      allocate(call, size, mpidsm::Placement::blocks(std::move(list))));
 }
 
 // A lock or condition variable id, a length or a count: never negative.
@@ -143,7 +182,8 @@ void jia_init(int argc, char** argv) {
       close(null);
     }
   }
-  j->start = std::chrono::steady_clock::now();
+  j->powers.assign(static_cast<std::size_t>(hostc), 1.0 / hostc);
+  j->computing_since = Clock::now();
   jia = j.release();
 }
 
@@ -203,22 +243,24 @@ unsigned long jia_alloc_random(int size) {
 unsigned long jia_alloc4(int size, int* blocks, int n, int starthost) {
   check_host("jia_alloc4", "starthost", starthost);
   if (!blocks || n <= 0) die("jia_alloc4: blocks is NULL or n " + std::to_string(n) + " < 1");
-  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  std::vector<mpidsm::PlacementBlock> list;
-  std::size_t left = pages_of(size) * page;
-  int host = starthost, round = 0;
-  while (left > 0) {
-    if (blocks[round] <= 0)
-      die("jia_alloc4: blocks[" + std::to_string(round) + "] = " + std::to_string(blocks[round]) +
-          " is not positive");
-    const std::size_t bytes = std::min(left, pages_of(blocks[round]) * page);
-    list.push_back({bytes, host});
-    left -= bytes;
-    host = (host + 1) % hostc;
-    if (host == 0) round = (round + 1) % n;
-  }
-  return reinterpret_cast<unsigned long>(
-      allocate("jia_alloc4", size, mpidsm::Placement::blocks(std::move(list))));
+  // The round advances each time host 0 comes round.
+  return deal_blocks("jia_alloc4", size, starthost, blocks, [&](std::size_t k) {
+    return (static_cast<std::size_t>(starthost) + k) / static_cast<std::size_t>(hostc) %
+           static_cast<std::size_t>(n);
+  });
+}
+
+unsigned long jia_alloc_array(int size, int* array, int n) {
+  if (!array || n <= 0 || n > hostc)
+    die("jia_alloc_array: array is NULL or n " + std::to_string(n) + " is outside 1 .. " +
+        std::to_string(hostc));
+  // Block k on host k mod hosts, of array[k mod n] bytes.
+  return deal_blocks("jia_alloc_array", size, 0, array,
+                     [&](std::size_t k) { return k % static_cast<std::size_t>(n); });
+}
+
+void jia_free(void* address) {
+  run("jia_free", [&](Jia& j) { j.dsm->free(address); });
 }
 
 void jia_lock(int lock) {
@@ -277,8 +319,7 @@ unsigned int jia_stopstat(void) {
 }
 
 float jia_clock(void) {
-  const Jia& j = state("jia_clock");
-  return std::chrono::duration<float>(std::chrono::steady_clock::now() - j.start).count();
+  return static_cast<float>(seconds_since(program_start));
 }
 
 void jia_send(char* buffer, int length, int tohost, int tag) {
@@ -331,7 +372,7 @@ void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root) {
 }
 
 void jia_config(int option, int value) {
-  state("jia_config");
+  Jia& j = state("jia_config");
   if (value != OFF && value != ON)
     die("jia_config: value " + std::to_string(value) + " for option " + std::to_string(option) +
         " is neither ON (1) nor OFF (0)");
@@ -340,17 +381,52 @@ void jia_config(int option, int value) {
     case WVEC:       // diffs are always byte-exact
     case BROADCAST:  // barriers need no broadcast of notices
       return;
-    case HMIG:
     case LOADBAL:
+      // Computing time is measured from here, then from each jia_loadcheck.
+      if (value == ON && !j.load_balance) j.computing_since = Clock::now();
+      j.load_balance = value == ON;
+      return;
+    case HMIG:
       if (value != OFF && jia_pid == 0)
         std::fprintf(stderr,
-                     "jia: warning: jia_config(%s, ON) is not implemented by mpidsm and has no "
-                     "effect (homes stay where the allocation placed them)\n",
-                     option == HMIG ? "HMIG" : "LOADBAL");
+                     "jia: warning: jia_config(HMIG, ON) is not implemented by mpidsm and has no "
+                     "effect (homes stay where the allocation placed them)\n");
       return;
   }
   die("jia_config: unknown option " + std::to_string(option) +
       " (JIAJIA's are HMIG 0, ADWD 1, BROADCAST 2, LOADBAL 3 and WVEC 4)");
+}
+
+void jia_divtask(int* begin, int* end) {
+  Jia& j = state("jia_divtask");
+  if (!begin || !end) die("jia_divtask: begin or end is NULL");
+  if (*end < *begin - 1)
+    die("jia_divtask: the range " + std::to_string(*begin) + " .. " + std::to_string(*end) +
+        " ends before it begins");
+  if (hostc == 1) return;
+  const std::vector<double> even(static_cast<std::size_t>(hostc), 1.0 / hostc);
+  const auto part = mpidsm::jia::divide(*begin, *end, j.load_balance ? j.powers : even, jia_pid);
+  *begin = part.first;
+  *end = part.second;
+}
+
+// Collective with load balancing on (as JIAJIA's, which waited for host 0's
+// answer): every host's time since the last check reaches every host, which
+// computes the same new powers.
+void jia_loadcheck(void) {
+  Jia& j = state("jia_loadcheck");
+  if (!j.load_balance) return;
+  std::vector<double> seconds(static_cast<std::size_t>(hostc));
+  double mine = seconds_since(j.computing_since);
+  run("jia_loadcheck", [&](Jia& jj) {
+    MPI_Request request;
+    if (MPI_Iallgather(&mine, 1, MPI_DOUBLE, seconds.data(), 1, MPI_DOUBLE, jj.runtime->comm(),
+                       &request) != MPI_SUCCESS)
+      die("jia_loadcheck: MPI_Iallgather failed");
+    jj.runtime->transport().wait_mpi(request, "jia_loadcheck");
+  });
+  j.powers = mpidsm::jia::rebalance(j.powers, seconds);
+  j.computing_since = Clock::now();
 }
 
 int jia_home(void* address) {
