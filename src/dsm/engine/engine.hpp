@@ -182,7 +182,6 @@ class Dsm::Engine final : public detail::FaultTarget {
                                  const std::byte* bytes, std::size_t size);
   void release_pinned(std::size_t page);
   void release();
-  void release_home_page(std::size_t page);
   void take_new_copies();
   void share_home_page(std::size_t page);
   void flush_written_homes();
