@@ -1,7 +1,8 @@
 # Installs the build tree into a scratch prefix, then uses it as users do:
 #  - the installed mpidsm_info runs without LD_LIBRARY_PATH (install RPATH);
 #  - tests/package builds with find_package(mpidsm) and runs under mpirun;
-#  - a C program builds with pkg-config alone and runs under mpirun;
+#  - a C program, a C++ program and a JIAJIA program build with pkg-config
+#    alone and run under mpirun without LD_LIBRARY_PATH;
 #  - a project that adds the source tree with add_subdirectory configures
 #    without mpidsm's tests, benchmarks and examples.
 # Invoked by CTest with -DBUILD_DIR, -DSOURCE_DIR, -DSCRATCH, -DMPIEXEC.
@@ -37,7 +38,20 @@ if(NOT result EQUAL 0)
 endif()
 separate_arguments(flags UNIX_COMMAND "${flags}")
 run_step(cc -std=c11 ${SOURCE_DIR}/tests/package/main.c ${flags} -o ${SCRATCH}/c_consumer)
-run_step(${MPIEXEC} -np 1 ${SCRATCH}/c_consumer)
+run_step(env -u LD_LIBRARY_PATH ${MPIEXEC} -np 1 ${SCRATCH}/c_consumer)
+message(STATUS "${out}")
+# C++ through pkg-config: the flags keep Open MPI's C++ bindings out.
+run_step(c++ -std=c++20 ${SOURCE_DIR}/tests/package/main.cpp ${flags} -o ${SCRATCH}/cxx_consumer)
+run_step(env -u LD_LIBRARY_PATH ${MPIEXEC} -np 1 ${SCRATCH}/cxx_consumer)
+message(STATUS "${out}")
+execute_process(COMMAND env PKG_CONFIG_PATH=${pc_dir} pkg-config --cflags --libs mpidsm-jia
+                RESULT_VARIABLE result OUTPUT_VARIABLE jia_flags OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "pkg-config --cflags --libs mpidsm-jia failed (${result})")
+endif()
+separate_arguments(jia_flags UNIX_COMMAND "${jia_flags}")
+run_step(cc -std=c11 ${SOURCE_DIR}/tests/package/jia_main.c ${jia_flags} -o ${SCRATCH}/jia_consumer)
+run_step(env -u LD_LIBRARY_PATH ${MPIEXEC} -np 1 ${SCRATCH}/jia_consumer)
 message(STATUS "${out}")
 
 run_step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/package/subproject -B ${SCRATCH}/subproject
