@@ -31,28 +31,25 @@ message(STATUS "${out}")
 file(GLOB_RECURSE pc_files ${prefix}/*/mpidsm.pc)
 list(GET pc_files 0 pc_file)
 get_filename_component(pc_dir ${pc_file} DIRECTORY)
-execute_process(COMMAND env PKG_CONFIG_PATH=${pc_dir} pkg-config --cflags --libs mpidsm
-                RESULT_VARIABLE result OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(NOT result EQUAL 0)
-  message(FATAL_ERROR "pkg-config --cflags --libs mpidsm failed (${result})")
-endif()
-separate_arguments(flags UNIX_COMMAND "${flags}")
-run_step(cc -std=c11 ${SOURCE_DIR}/tests/package/main.c ${flags} -o ${SCRATCH}/c_consumer)
-run_step(env -u LD_LIBRARY_PATH ${MPIEXEC} -np 1 ${SCRATCH}/c_consumer)
-message(STATUS "${out}")
-# C++ through pkg-config: the flags keep Open MPI's C++ bindings out.
-run_step(c++ -std=c++20 ${SOURCE_DIR}/tests/package/main.cpp ${flags} -o ${SCRATCH}/cxx_consumer)
-run_step(env -u LD_LIBRARY_PATH ${MPIEXEC} -np 1 ${SCRATCH}/cxx_consumer)
-message(STATUS "${out}")
-execute_process(COMMAND env PKG_CONFIG_PATH=${pc_dir} pkg-config --cflags --libs mpidsm-jia
-                RESULT_VARIABLE result OUTPUT_VARIABLE jia_flags OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(NOT result EQUAL 0)
-  message(FATAL_ERROR "pkg-config --cflags --libs mpidsm-jia failed (${result})")
-endif()
-separate_arguments(jia_flags UNIX_COMMAND "${jia_flags}")
-run_step(cc -std=c11 ${SOURCE_DIR}/tests/package/jia_main.c ${jia_flags} -o ${SCRATCH}/jia_consumer)
-run_step(env -u LD_LIBRARY_PATH ${MPIEXEC} -np 1 ${SCRATCH}/jia_consumer)
-message(STATUS "${out}")
+# Builds `source` with `compiler` and the flags pkg-config gives for
+# `package` alone, then runs it under mpirun without LD_LIBRARY_PATH.
+function(build_with_pkg_config package compiler standard source)
+  execute_process(COMMAND env PKG_CONFIG_PATH=${pc_dir} pkg-config --cflags --libs ${package}
+                  RESULT_VARIABLE result OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "pkg-config --cflags --libs ${package} failed (${result})")
+  endif()
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  get_filename_component(name ${source} NAME_WE)
+  run_step(${compiler} -std=${standard} ${SOURCE_DIR}/tests/package/${source} ${flags}
+           -o ${SCRATCH}/pkg_config_${name})
+  run_step(env -u LD_LIBRARY_PATH ${MPIEXEC} -np 1 ${SCRATCH}/pkg_config_${name})
+  message(STATUS "${out}")
+endfunction()
+build_with_pkg_config(mpidsm cc c11 main.c)
+# C++: the flags keep Open MPI's C++ bindings out.
+build_with_pkg_config(mpidsm c++ c++20 main.cpp)
+build_with_pkg_config(mpidsm-jia cc c11 jia_main.c)
 
 run_step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/package/subproject -B ${SCRATCH}/subproject
          -DMPIDSM_SOURCE_DIR=${SOURCE_DIR})
