@@ -66,7 +66,6 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   dirty_.reserve(pages_);
   notices_.reserve(pages_);
   lock_notices_.reserve(pages_);
-  released_notices_.reserve(pages_);
   acquired_notices_.reserve(detail::LockRecordLayout::ring_entries);
   counted_uncached_.reserve(cache_.capacity());
   // A run per page at most: a fault's batch.

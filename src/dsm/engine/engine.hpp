@@ -324,12 +324,10 @@ class Dsm::Engine final : public detail::FaultTarget {
   detail::LazyVector<std::size_t> dirty_;           // pages written since the last release
   detail::LazyVector<std::int64_t> notices_;        // pages released since the last barrier
   detail::LazyVector<std::uint64_t> lock_notices_;  // pages released since the last unlock
-  // lock_notices_ as an unlock hands them to the lock's log (reserved alike).
-  detail::LazyVector<std::uint64_t> released_notices_;
-  std::vector<std::uint64_t> acquired_notices_;  // scratch for lock()
-  std::vector<std::size_t> batch_;               // scratch for fetches
-  std::vector<std::size_t> counted_uncached_;    // keep_counted's pages, until the next barrier
-  std::vector<Request> gets_;                    // a fetch's gets in flight
+  std::vector<std::uint64_t> acquired_notices_;     // scratch for lock()
+  std::vector<std::size_t> batch_;                  // scratch for fetches
+  std::vector<std::size_t> counted_uncached_;       // keep_counted's pages, until the next barrier
+  std::vector<Request> gets_;                       // a fetch's gets in flight
   detail::MissStreams streams_;
   std::vector<bool> homes_written_;  // per rank: a flush is due
   detail::PairwiseSync sync_;

@@ -140,14 +140,14 @@ void Dsm::Engine::pass_on_abandoned_locks() {
       if (!id) return;
       holders_.claim_for_rank(*id);  // no thread of this rank acquires it meanwhile
     }
-    locks_.release(*id, epoch_, {});
+    locks_.finish_release(locks_.begin_release(*id, epoch_, {}));
     detail::EngineLock guard(mutex_);
     holders_.unclaim(*id);
   }
 }
 
 void Dsm::Engine::release_lock(std::size_t id) {
-  std::uint64_t epoch = 0;
+  detail::LockTable::Release appended;
   {
     detail::EngineLock guard(mutex_);
     if (!holders_.claimed(id) || !holders_.any_held())
@@ -155,13 +155,12 @@ void Dsm::Engine::release_lock(std::size_t id) {
                   "Dsm::unlock: lock " + std::to_string(id) + " is not held by this rank");
     release();
     // The notices stay for the enclosing locks' logs until the outermost
-    // unlock; the lock's log gets them from a copy, which the hand-over
-    // (outside mutex_: it may wait for a successor) reads.
-    released_notices_.assign(lock_notices_.begin(), lock_notices_.end());
-    epoch = epoch_;
+    // unlock. They go to the log while mutex_ guards them; the hand-over
+    // comes after it, as it may wait for a successor.
+    appended = locks_.begin_release(id, epoch_, lock_notices_);
     if (holders_.released()) forget_lock_notices(lock_notices_.size());
   }
-  locks_.release(id, epoch, released_notices_);
+  locks_.finish_release(appended);
   {
     detail::EngineLock guard(mutex_);
     holders_.unclaim(id);

@@ -92,13 +92,9 @@ bool LockTable::acquire(std::size_t id, const std::uint64_t& give_up, bool resum
   return wait_for_nonzero(node.granted, &give_up) != 0;
 }
 
-void LockTable::release(std::size_t id, std::uint64_t epoch,
-                        std::span<const std::uint64_t> notices) {
-  if (!notices.empty() && append_notices(id, epoch, notices)) return;
-  hand_over(id);
-}
-
-void LockTable::hand_over(std::size_t id) {
+void LockTable::finish_release(const Release& release) {
+  if (release.freed) return;
+  const std::size_t id = release.id;
   QueueNode& node = my_node(id);
   std::uint64_t successor =
       std::atomic_ref<std::uint64_t>(node.next).load(std::memory_order_acquire);
@@ -114,15 +110,16 @@ void LockTable::hand_over(std::size_t id) {
   words_.add<std::uint64_t>(next, node_offset(id) + offsetof(QueueNode, granted), 1);
 }
 
-bool LockTable::append_notices(std::size_t id, std::uint64_t epoch,
-                               std::span<const std::uint64_t> notices) {
+LockTable::Release LockTable::begin_release(std::size_t id, std::uint64_t epoch,
+                                            std::span<const std::uint64_t> notices) {
+  if (notices.empty()) return {id, false};
   const int home_rank = home(id);
   if (calls(home_rank)) {
-    // A waiter already linked gets the lock from hand_over(); otherwise the
-    // home frees it with the append, unless one queues meanwhile.
+    // A waiter already linked gets the lock from finish_release(); otherwise
+    // the home frees it with the append, unless one queues meanwhile.
     const bool linked =
         std::atomic_ref<std::uint64_t>(my_node(id).next).load(std::memory_order_acquire) != 0;
-    return append_through_call(id, epoch, notices, !linked);
+    return {id, append_through_call(id, epoch, notices, !linked)};
   }
   const std::size_t record = record_offset(id);
   NoticeLogHeader header{epoch, seen_count_[id]};
@@ -154,7 +151,7 @@ bool LockTable::append_notices(std::size_t id, std::uint64_t epoch,
   // This rank read the log when it acquired the lock and nobody appended since.
   seen_epoch_[id] = epoch;
   seen_count_[id] = to;
-  return false;
+  return {id, false};
 }
 
 bool LockTable::read_new_notices(std::size_t id, std::uint64_t epoch,

@@ -61,14 +61,24 @@ class LockTable {
   // Without the caller's serialisation: a hint, exact once serialised.
   bool any_abandoned() const { return abandoned_count_.load(std::memory_order_relaxed) != 0; }
   // An abandoned wait, other than those `busy` names, whose lock was granted
-  // since (this rank holds it and must pass it on with release()), taken.
+  // since (this rank holds it and must pass it on), taken.
   template <class Busy>
   std::optional<std::size_t> take_granted_abandoned(Busy&& busy);
-  // Holder only. Appends `notices` (the pages this rank released while it
-  // held `id`) to the lock's log in `epoch`, then hands `id` to the next
-  // waiter, or frees it when none waits: one operation, as through a call
-  // the home appends and frees at once. Remote completion on return.
-  void release(std::size_t id, std::uint64_t epoch, std::span<const std::uint64_t> notices);
+  // Holder only. Releasing `id` is one operation in two steps, so that a
+  // caller may append under its own lock and hand over outside it (the
+  // hand-over may wait for a successor to link). begin_release appends
+  // `notices` (the pages this rank released while it held `id`) to the
+  // lock's log in `epoch`, remote completion on return; through a call the
+  // home frees the lock with the append when nobody queued. finish_release
+  // then hands `id` to the next waiter, or frees it when none waits, unless
+  // the append freed it already.
+  struct Release {
+    std::size_t id = 0;
+    bool freed = false;  // the append freed the lock: nothing is left to hand over
+  };
+  [[nodiscard]] Release begin_release(std::size_t id, std::uint64_t epoch,
+                                      std::span<const std::uint64_t> notices);
+  void finish_release(const Release& release);
 
   // The lock's flag word at its home (Dsm::set_flag): set to `value`, or read.
   void set_flag(std::size_t id, std::uint64_t value);
@@ -121,11 +131,7 @@ class LockTable {
   // The answer of this thread's acquire() of `id` that took a free lock
   // through a call, once (nullptr when there is none).
   const AcquireAnswer* take_answer(std::size_t id) const;
-  // Appends notices to the log; true when that freed the lock too (through a call).
-  bool append_notices(std::size_t id, std::uint64_t epoch, std::span<const std::uint64_t> notices);
-  // Hands `id` to the next waiter, or frees it when none waits.
-  void hand_over(std::size_t id);
-  // The call path of append_notices(): true when the call freed the lock.
+  // The call path of begin_release(): true when the call freed the lock.
   bool append_through_call(std::size_t id, std::uint64_t epoch,
                            std::span<const std::uint64_t> notices, bool free);
   // At the home, inside its progress: swaps the caller in and answers.
@@ -154,7 +160,7 @@ class LockTable {
   std::atomic<std::size_t> abandoned_count_{0};  // abandoned_.size()
   // Every rank reaches every home it does not map through messages
   // (agreed), so that no NIC atomic races the home's CPU atomics on a tail:
-  // acquire() and append_notices() then call the homes they do not map.
+  // acquire() and begin_release() then call the homes they do not map.
   bool by_call_;
   bool calls(int home) const { return by_call_ && home != transport_.rank() && !words_.maps(home); }
   // The home's answer: handlers run one at a time (inside the worker's
