@@ -183,7 +183,6 @@ void jia_init(int argc, char** argv) {
     }
   }
   j->powers.assign(static_cast<std::size_t>(hostc), 1.0 / hostc);
-  j->computing_since = Clock::now();
   jia = j.release();
 }
 

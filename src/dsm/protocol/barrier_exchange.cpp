@@ -59,13 +59,6 @@ void BarrierExchange::lower_beacon() {
   std::atomic_ref<std::uint64_t>(slots_.local<std::uint64_t>(beacon_offset())).store(0);
 }
 
-// The count exchange that is also the barrier. When every rank's slots are
-// mapped (one node), a rank with something to say (notices, or holding a
-// lock) stores its count into every rank's slots, and a barrier in shared
-// memory publishes them. A clean barrier then reads only this rank's own
-// slots, which nobody wrote: no cache line moves beyond the barrier's own. Slots alternate with
-// the barrier's parity and the reader zeroes what it found, so a rank already
-// in the next barrier never overwrites a count a slower rank is still reading.
 // Where every rank has counts[r] notices: x.sizes, x.offsets and room in
 // x.incoming for all of them, in rank order.
 void BarrierExchange::lay_out_incoming(Scratch& x, std::int64_t total) {
@@ -91,56 +84,61 @@ bool BarrierExchange::exchange_counts(std::int64_t mine, Scratch& x,
   return false;
 }
 
+// Across nodes: one allgather of every rank's record (count, inline
+// notices, the updates' masks).
 bool BarrierExchange::exchange_records(std::int64_t mine, Scratch& x,
                                        const std::function<void()>& while_in_flight) {
   std::vector<std::int64_t>& counts = x.counts;
+  const std::size_t record = 1 + kInlineNotices + x.mask.size();
+  const std::size_t ranks = counts.size();
+  x.records.resize(record * (ranks + 1));  // the last record is this rank's to send
+  std::int64_t* mine_out = x.records.data() + record * ranks;
+  mine_out[0] = mine;
+  if (mine > 0 && static_cast<std::size_t>(mine) <= kInlineNotices)
+    std::copy(x.outgoing.begin(), x.outgoing.end(), mine_out + 1);
+  std::copy(x.mask.begin(), x.mask.end(), mine_out + 1 + kInlineNotices);
   MPI_Request request;
-  {
-    const std::size_t record = 1 + kInlineNotices + x.mask.size();
-    const std::size_t ranks = counts.size();
-    x.records.resize(record * (ranks + 1));  // the last record is this rank's to send
-    std::int64_t* mine_out = x.records.data() + record * ranks;
-    mine_out[0] = mine;
-    if (mine > 0 && static_cast<std::size_t>(mine) <= kInlineNotices)
-      std::copy(x.outgoing.begin(), x.outgoing.end(), mine_out + 1);
-    std::copy(x.mask.begin(), x.mask.end(), mine_out + 1 + kInlineNotices);
-    check_mpi(rank_, "MPI_Iallgather in Dsm::barrier",
-              MPI_Iallgather(mine_out, static_cast<int>(record), MPI_INT64_T, x.records.data(),
-                             static_cast<int>(record), MPI_INT64_T, comm_, &request));
-    // A subscription costs a send (on a simulated host a tcp send took
-    // 10-20 us), which would delay this rank's record.
-    try {
-      while_in_flight();
-    } catch (const Error&) {
-      wait_receiving(transport_, request, x.records);  // the others' collective completes
-      throw;
-    }
-    wait_receiving(transport_, request, x.records);
-    std::int64_t total = 0;
-    bool inline_only = true;
-    const std::size_t my_word = static_cast<std::size_t>(rank_) / 64,
-                      words = x.mask.size() / BarrierUpdates::kMasks;
-    const std::uint64_t my_bit = std::uint64_t{1} << (rank_ % 64);
-    for (std::size_t r = 0; r < ranks; ++r) {
-      counts[r] = x.records[r * record];
-      const std::int64_t* masks = x.records.data() + r * record + 1 + kInlineNotices;
-      auto marked = [&](std::size_t mask) {
-        return (static_cast<std::uint64_t>(masks[mask * words + my_word]) & my_bit) != 0;
-      };
-      if (marked(0)) x.subscribers.push_back(static_cast<int>(r));
-      if (marked(1)) x.renewers.push_back(static_cast<int>(r));
-      if (marked(2)) x.pushers.push_back(static_cast<int>(r));
-      total += std::max<std::int64_t>(counts[r], 0);
-      inline_only = inline_only && counts[r] <= static_cast<std::int64_t>(kInlineNotices);
-    }
-    if (!inline_only || total == 0) return false;
-    lay_out_incoming(x, total);
-    for (std::size_t r = 0; r < ranks; ++r)
-      std::copy_n(x.records.data() + r * record + 1, x.sizes[r], x.incoming.begin() + x.offsets[r]);
-    return true;
+  check_mpi(rank_, "MPI_Iallgather in Dsm::barrier",
+            MPI_Iallgather(mine_out, static_cast<int>(record), MPI_INT64_T, x.records.data(),
+                           static_cast<int>(record), MPI_INT64_T, comm_, &request));
+  try {
+    while_in_flight();
+  } catch (const Error&) {
+    wait_receiving(transport_, request, x.records);  // the others' collective completes
+    throw;
   }
+  wait_receiving(transport_, request, x.records);
+  std::int64_t total = 0;
+  bool inline_only = true;
+  const std::size_t my_word = static_cast<std::size_t>(rank_) / 64,
+                    words = x.mask.size() / BarrierUpdates::kMasks;
+  const std::uint64_t my_bit = std::uint64_t{1} << (rank_ % 64);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    counts[r] = x.records[r * record];
+    const std::int64_t* masks = x.records.data() + r * record + 1 + kInlineNotices;
+    auto marked = [&](std::size_t mask) {
+      return (static_cast<std::uint64_t>(masks[mask * words + my_word]) & my_bit) != 0;
+    };
+    if (marked(0)) x.subscribers.push_back(static_cast<int>(r));
+    if (marked(1)) x.renewers.push_back(static_cast<int>(r));
+    if (marked(2)) x.pushers.push_back(static_cast<int>(r));
+    total += std::max<std::int64_t>(counts[r], 0);
+    inline_only = inline_only && counts[r] <= static_cast<std::int64_t>(kInlineNotices);
+  }
+  if (!inline_only || total == 0) return false;
+  lay_out_incoming(x, total);
+  for (std::size_t r = 0; r < ranks; ++r)
+    std::copy_n(x.records.data() + r * record + 1, x.sizes[r], x.incoming.begin() + x.offsets[r]);
+  return true;
 }
 
+// On one node: a rank with something to say (notices, or holding a lock)
+// stores its count into every rank's slots, and a barrier in shared memory
+// publishes them. A clean barrier then reads only this rank's own slots,
+// which nobody wrote: no cache line moves beyond the barrier's own. Slots
+// alternate with the barrier's parity and the reader zeroes what it found,
+// so a rank already in the next barrier never overwrites a count a slower
+// rank is still reading.
 void BarrierExchange::exchange_on_node(std::int64_t mine, Scratch& x) {
   std::vector<std::int64_t>& counts = x.counts;
   const std::size_t ranks = counts.size();

@@ -59,14 +59,13 @@ void BarrierUpdates::prepare_pushes(std::span<const std::int64_t> released, cons
       written_.push_back(ReleaseNotice::page(notice));
   if (written_.empty()) return;
   std::sort(written_.begin(), written_.end());
-  const std::vector<std::size_t>& written = written_;
   for (Peer& reader : peers_) {
     scratch_.clear();
     for (std::size_t r = 0; r + 1 < reader.standing.size() && scratch_.size() < kMaxPages; r += 2)
       for (std::uint64_t page = reader.standing[r];
            page < reader.standing[r] + reader.standing[r + 1] && scratch_.size() < kMaxPages;
            ++page)
-        if (std::binary_search(written.begin(), written.end(), page)) scratch_.push_back(page);
+        if (std::binary_search(written_.begin(), written_.end(), page)) scratch_.push_back(page);
     if (scratch_.empty()) continue;
     fill(reader.push_out, scratch_, bytes_of);
   }
