@@ -118,8 +118,10 @@ void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root);
 /** \name Options */
 /** @{ */
 /** JIAJIA's run-time options. mpidsm's protocol has ADWD's and WVEC's effect
- * always; HMIG is not implemented (a warning says so when it is turned on);
- * BROADCAST needs nothing; LOADBAL turns on load balancing (jia_divtask).
+ * always; HMIG ON moves a page home to its only writer at every barrier,
+ * OFF keeps every home (without a call: MPIDSM_HOME_MIGRATION, adaptive by
+ * default); BROADCAST needs nothing; LOADBAL turns on load balancing
+ * (jia_divtask).
  * Any other option, or a value other than ON or OFF, ends the program with
  * a message. */
 #ifndef ON

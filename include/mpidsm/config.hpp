@@ -32,6 +32,14 @@ enum class YieldMode {
   off,        ///< never: spin for the lowest latency
 };
 
+/// Whether DSM pages move home to the rank that writes them (JIAJIA's home
+/// migration), decided at each barrier from its write notices.
+enum class HomeMigration {
+  off,       ///< every page keeps the home its placement gave it
+  adaptive,  ///< a page moves once the same rank was its only writer in two intervals in a row
+  on,        ///< a page moves at every barrier whose interval one rank alone wrote it in (JIAJIA)
+};
+
 /// One documented variable: its name, default and meaning (for mpidsm_info and docs).
 struct ConfigVariable {
   /// The environment variable, e.g. MPIDSM_LOCKS.
@@ -88,6 +96,8 @@ struct Config {
   /// (tcp), send PGAS puts and put_signals of up to 8 KiB as one call the
   /// target acknowledges, rather than as UCX's emulated put plus its flush.
   bool put_by_call = true;
+  /// DSM pages move home to their only writer at barriers (MPIDSM_HOME_MIGRATION).
+  HomeMigration home_migration = HomeMigration::adaptive;
 
   /// Reads the environment. Throws Error(Errc::config) on a bad value.
   static Config from_environment();
@@ -108,6 +118,9 @@ struct Config {
 const char* to_string(ProgressMode mode);
 /// The mode as MPIDSM_YIELD_WHEN_IDLE spells it.
 const char* to_string(YieldMode mode);
+
+/// The mode as MPIDSM_HOME_MIGRATION spells it.
+const char* to_string(HomeMigration mode);
 
 /// Parses "4096", "64K", "16M", "1G" (powers of 1024). Throws Error(Errc::config)
 /// naming `variable` when `text` is not a size.

@@ -85,6 +85,10 @@ struct DsmStats {
   /// this rank had used since they last changed, homed on ranks it reaches
   /// through UCX (not counted in pages_fetched).
   std::uint64_t sync_refetches = 0;
+  /// Pages that moved home to this rank at barriers, as their only writer
+  /// (MPIDSM_HOME_MIGRATION).
+  std::uint64_t homes_gained = 0;
+  std::uint64_t homes_lost = 0;  ///< pages homed here that moved to their writer
 
   /// Name and value of every counter, in declaration order (for tables).
   template <class F>
@@ -112,6 +116,8 @@ struct DsmStats {
     f("syncs", syncs);
     f("sync_ns", sync_ns);
     f("sync_refetches", sync_refetches);
+    f("homes_gained", homes_gained);
+    f("homes_lost", homes_lost);
   }
 };
 
@@ -125,11 +131,13 @@ struct DsmSettings {
   bool print_stats;                ///< MPIDSM_STATS: print at exit, track prefetch use
   bool barrier_refetch;            ///< MPIDSM_BARRIER_REFETCH
   bool fetch_by_call;              ///< MPIDSM_FETCH_BY_CALL
+  HomeMigration home_migration;    ///< MPIDSM_HOME_MIGRATION
 
   /// The settings the MPIDSM_* configuration gives.
   static DsmSettings from(const Config& config) {
-    return {config.dsm_size,  config.cache_pages, config.prefetch_pages,  config.max_checking_pages,
-            config.dsm_locks, config.dsm_stats,   config.barrier_refetch, config.fetch_by_call};
+    return {config.dsm_size,           config.cache_pages,   config.prefetch_pages,
+            config.max_checking_pages, config.dsm_locks,     config.dsm_stats,
+            config.barrier_refetch,    config.fetch_by_call, config.home_migration};
   }
 };
 
@@ -232,9 +240,16 @@ class Dsm {
   std::size_t size() const;
   /// Bytes of a page: the unit of coherence and placement.
   std::size_t page_size() const;
-  /// The home rank of the page holding `address`; -1 for a first-touch page
-  /// nobody has touched yet (Errc::unregistered outside any allocation).
+  /// The current home rank of the page holding `address` (a barrier may
+  /// move it to the page's only writer: set_home_migration); -1 for a
+  /// first-touch page nobody has touched yet (Errc::unregistered outside any
+  /// allocation).
   int home_of(const void* address) const;
+  /// Whether barriers move pages home to their only writer, from the next
+  /// barrier on (DsmSettings::home_migration, MPIDSM_HOME_MIGRATION). Every
+  /// rank should set the same mode; until they do, barriers use the most
+  /// restrictive mode any rank set (off before adaptive before on).
+  void set_home_migration(HomeMigration mode);
   /// This rank's counters since creation or reset_stats().
   DsmStats stats() const;
   /// Collective: a barrier, then every rank's counters restart from 0, so

@@ -162,7 +162,7 @@ typedef struct mpidsm_dsm_stats {
   uint64_t read_faults, write_faults, pages_fetched, prefetched, prefetch_used, prefetch_unused,
       evictions, diffs, diff_runs, diff_bytes, diff_messages, invalidations, lock_acquires,
       lock_wait_ns, lock_log_overflows, barriers, barrier_ns, mapping_resets, copy_log_overflows,
-      barrier_refetches, syncs, sync_ns, sync_refetches;
+      barrier_refetches, syncs, sync_ns, sync_refetches, homes_gained, homes_lost;
   /** @} */
 } mpidsm_dsm_stats_t; /**< Per-rank DSM counters. */
 
@@ -196,8 +196,19 @@ mpidsm_status_t mpidsm_dsm_reset_flag(mpidsm_dsm_t dsm, size_t id);
 /** @} */
 /** Fetches the pages of [address, address+bytes) ahead of their use. */
 mpidsm_status_t mpidsm_dsm_prefetch(mpidsm_dsm_t dsm, const void* address, size_t bytes);
-/** The home rank of the page holding `address`. */
+/** The current home rank of the page holding `address` (barriers may move
+ * it to the page's only writer: mpidsm_dsm_set_home_migration). */
 mpidsm_status_t mpidsm_dsm_home_of(mpidsm_dsm_t dsm, const void* address, int* home);
+/** Whether barriers move pages home to their only writer (mpidsm::HomeMigration). */
+typedef enum mpidsm_home_migration {
+  MPIDSM_HOME_MIGRATION_OFF = 0,      /**< pages keep the home their placement gave them */
+  MPIDSM_HOME_MIGRATION_ADAPTIVE = 1, /**< after the same only writer in two intervals in a row */
+  MPIDSM_HOME_MIGRATION_ON = 2        /**< after every interval one rank alone wrote it in */
+} mpidsm_home_migration_t;
+/** From the next barrier on (every rank should set the same mode; until
+ * they do, barriers use the strictest one set). MPIDSM_ERR_INVALID_ARGUMENT
+ * for a mode outside the enumeration. */
+mpidsm_status_t mpidsm_dsm_set_home_migration(mpidsm_dsm_t dsm, int mode);
 /** This rank's counters since creation or mpidsm_dsm_reset_stats. */
 mpidsm_status_t mpidsm_dsm_stats(mpidsm_dsm_t dsm, mpidsm_dsm_stats_t* stats);
 mpidsm_status_t mpidsm_dsm_reset_stats(mpidsm_dsm_t dsm); /**< collective */

@@ -213,6 +213,28 @@ static void test_dsm(mpidsm_runtime_t runtime) {
   FAILS_WITH(mpidsm_dsm_alloc(dsm, 64, &bad, &nowhere), MPIDSM_ERR_INVALID_ARGUMENT, "kind 42");
   CHECK(nowhere == NULL);
   FAILS_WITH(mpidsm_dsm_stats(dsm, NULL), MPIDSM_ERR_INVALID_ARGUMENT, "stats is NULL");
+  FAILS_WITH(mpidsm_dsm_set_home_migration(dsm, 3), MPIDSM_ERR_INVALID_ARGUMENT,
+             "mpidsm_dsm_set_home_migration: mode 3");
+
+  /* Home migration on: a page homed on the next rank, written by this one
+   * alone for three intervals, is homed here after them. */
+  if (size > 1) {
+    OK(mpidsm_dsm_set_home_migration(dsm, MPIDSM_HOME_MIGRATION_ON));
+    char* moving = NULL;
+    OK(mpidsm_dsm_alloc(dsm, (size_t)(size * page), &cyclic, (void**)&moving));
+    char* mine = moving + ((rank + 1) % size) * page;
+    for (int round = 1; round <= 3; ++round) {
+      mine[0] = (char)round;
+      OK(mpidsm_dsm_barrier(dsm));
+    }
+    int home = -1;
+    OK(mpidsm_dsm_home_of(dsm, mine, &home));
+    CHECK(home == rank);
+    OK(mpidsm_dsm_stats(dsm, &stats));
+    CHECK(stats.homes_gained >= 1 && stats.homes_lost >= 1);
+    OK(mpidsm_dsm_set_home_migration(dsm, MPIDSM_HOME_MIGRATION_ADAPTIVE));
+    OK(mpidsm_dsm_free(dsm, moving));
+  }
 
   OK(mpidsm_dsm_reset_stats(dsm));
   OK(mpidsm_dsm_stats(dsm, &stats));

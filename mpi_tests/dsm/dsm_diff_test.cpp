@@ -71,6 +71,7 @@ TEST_F(DsmTest, ScatteredChangesTravelAsOneMessagePerHome) {
   Dsm& d = *dsm_;
   const int me = runtime_->rank(), n = runtime_->size();
   if (n < 2) GTEST_SKIP() << "needs a remote home";
+  const testing::FixedHomes fixed(d, *runtime_);  // this rank alone writes the pages
   const int home = (me + 1) % n;
   constexpr std::size_t pages = 8;
   const std::size_t count = pages * d.page_size() / sizeof(float);

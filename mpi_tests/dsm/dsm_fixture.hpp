@@ -21,4 +21,22 @@ class DsmTest : public WorldRuntimeTest<> {
   static inline std::unique_ptr<Dsm> dsm_;
 };
 
+// For a test of the protocol with fixed homes (diffs, notices, copies): no
+// page moves home while it lives (MPIDSM_HOME_MIGRATION=on would move a page
+// written by one rank alone after its first interval).
+class FixedHomes {
+ public:
+  FixedHomes(Dsm& dsm, const Runtime& runtime)
+      : dsm_(dsm), mode_(DsmSettings::from(runtime.config()).home_migration) {
+    dsm_.set_home_migration(HomeMigration::off);
+  }
+  ~FixedHomes() { dsm_.set_home_migration(mode_); }
+  FixedHomes(const FixedHomes&) = delete;
+  FixedHomes& operator=(const FixedHomes&) = delete;
+
+ private:
+  Dsm& dsm_;
+  HomeMigration mode_;
+};
+
 }  // namespace mpidsm::testing

@@ -210,6 +210,7 @@ TEST_F(DsmTest, RewritingTheSameBytesInvalidatesNoOtherCopy) {
   Dsm& d = *dsm_;
   const int me = runtime_->rank(), n = runtime_->size();
   if (n < 3) GTEST_SKIP() << "needs a home, a writer and a reader";
+  const testing::FixedHomes fixed(d, *runtime_);  // rank 1 alone writes the page
   auto* data = d.allocate<std::uint64_t>(d.page_size() / 8, Placement::on(0));
   if (me == 0) data[5] = 77;
   d.barrier();

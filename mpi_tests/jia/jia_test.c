@@ -113,6 +113,29 @@ static void test_load_balancing(void) {
   jia_config(LOADBAL, OFF);
 }
 
+/* HMIG ON: a page one host alone writes, homed on another, moves home to
+ * it at a barrier (at the latest after its second interval); OFF: no page
+ * moves. */
+static void test_home_migration(void) {
+  if (jiahosts < 2) return;
+  const int next = (jiapid + 1) % jiahosts;
+  for (int on = 0; on <= 1; ++on) {
+    jia_config(HMIG, on ? ON : OFF);
+    char* pages = (char*)jia_alloc3((int)(jiahosts * page), (int)page, 0);
+    char* mine = pages + next * page; /* homed on the next host */
+    CHECK(jia_home(mine) == next);
+    for (int round = 1; round <= 3; ++round) {
+      memset(mine, round, (size_t)page);
+      jia_barrier();
+    }
+    CHECK(jia_home(mine) == (on ? jiapid : next));
+    const int before = (jiapid + jiahosts - 1) % jiahosts;
+    CHECK(pages[before * page + page - 1] == 3);
+    jia_barrier();
+  }
+  jia_config(HMIG, OFF);
+}
+
 static void test_synchronisation(void) {
   int* counter = (int*)jia_alloc2p(sizeof(int), 0);
   for (int i = 0; i < 50; ++i) {
@@ -187,6 +210,7 @@ int main(int argc, char** argv) {
   test_synchronisation();
   test_messages();
   test_load_balancing();
+  test_home_migration();
   jia_stopstat();
   CHECK(jia_clock() >= started);
 

@@ -125,6 +125,19 @@ mpidsm_status_t mpidsm_dsm_home_of(mpidsm_dsm_t dsm, const void* address, int* h
   });
 }
 
+mpidsm_status_t mpidsm_dsm_set_home_migration(mpidsm_dsm_t dsm, int mode) {
+  return guarded([&] {
+    mpidsm::Dsm& d = dsm_of(dsm, "mpidsm_dsm_set_home_migration: dsm");
+    if (mode < MPIDSM_HOME_MIGRATION_OFF || mode > MPIDSM_HOME_MIGRATION_ON)
+      throw mpidsm::Error(mpidsm::Errc::invalid_argument, d.rank(),
+                          "mpidsm_dsm_set_home_migration: mode " + std::to_string(mode) +
+                              " is not an mpidsm_home_migration_t (0 off, 1 adaptive, 2 on)");
+    static constexpr mpidsm::HomeMigration kModes[] = {
+        mpidsm::HomeMigration::off, mpidsm::HomeMigration::adaptive, mpidsm::HomeMigration::on};
+    d.set_home_migration(kModes[mode]);
+  });
+}
+
 mpidsm_status_t mpidsm_dsm_stats(mpidsm_dsm_t dsm, mpidsm_dsm_stats_t* stats) {
   return guarded([&] {
     auto& out = require(stats, "mpidsm_dsm_stats: stats");
@@ -134,7 +147,8 @@ mpidsm_status_t mpidsm_dsm_stats(mpidsm_dsm_t dsm, mpidsm_dsm_stats_t* stats) {
            in.diff_runs,     in.diff_bytes,      in.diff_messages,      in.invalidations,
            in.lock_acquires, in.lock_wait_ns,    in.lock_log_overflows, in.barriers,
            in.barrier_ns,    in.mapping_resets,  in.copy_log_overflows, in.barrier_refetches,
-           in.syncs,         in.sync_ns,         in.sync_refetches};
+           in.syncs,         in.sync_ns,         in.sync_refetches,     in.homes_gained,
+           in.homes_lost};
     static_assert(sizeof(mpidsm_dsm_stats_t) == sizeof(mpidsm::DsmStats),
                   "the C statistics list every field of DsmStats");
   });

@@ -159,6 +159,9 @@ std::size_t Dsm::page_size() const {
 int Dsm::home_of(const void* address) const {
   return live("home_of").home_of(address);
 }
+void Dsm::set_home_migration(HomeMigration mode) {
+  live("set_home_migration").set_home_migration(mode);
+}
 DsmStats Dsm::stats() const {
   return live("stats").stats();
 }

@@ -385,11 +385,9 @@ void jia_config(int option, int value) {
       if (value == ON && !j.load_balance) j.computing_since = Clock::now();
       j.load_balance = value == ON;
       return;
-    case HMIG:
-      if (value != OFF && jia_pid == 0)
-        std::fprintf(stderr,
-                     "jia: warning: jia_config(HMIG, ON) is not implemented by mpidsm and has no "
-                     "effect (homes stay where the allocation placed them)\n");
+    case HMIG:  // JIAJIA's rule (a page's only writer becomes its home) at every barrier
+      j.dsm->set_home_migration(value == ON ? mpidsm::HomeMigration::on
+                                            : mpidsm::HomeMigration::off);
       return;
   }
   die("jia_config: unknown option " + std::to_string(option) +

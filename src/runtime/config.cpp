@@ -31,6 +31,7 @@ constexpr const char* kStats = "MPIDSM_STATS";
 constexpr const char* kBarrierRefetch = "MPIDSM_BARRIER_REFETCH";
 constexpr const char* kFetchByCall = "MPIDSM_FETCH_BY_CALL";
 constexpr const char* kPutByCall = "MPIDSM_PUT_BY_CALL";
+constexpr const char* kHomeMigration = "MPIDSM_HOME_MIGRATION";
 
 constexpr std::array kVariables{
     ConfigVariable{kProgressThread, "auto",
@@ -89,6 +90,12 @@ constexpr std::array kVariables{
                    "0|1: when UCX reaches every peer not on this node through active messages "
                    "(tcp), a PGAS put (or put_signal) of up to 8 KiB is one call the target "
                    "acknowledges (0: UCX's emulated put, whose flush costs another round trip)"},
+    ConfigVariable{kHomeMigration, "adaptive",
+                   "off|adaptive|on: at a DSM barrier, a page that one rank alone wrote in the "
+                   "ending interval moves home to that rank, so its next writes need no twin, "
+                   "diff or notice (JIAJIA's home migration); adaptive waits until the same "
+                   "rank was the only writer in two intervals in a row; every rank must use "
+                   "the same value"},
 };
 
 [[noreturn]] void bad_value(const char* variable, const std::string& value, const char* allowed) {
@@ -126,6 +133,18 @@ const char* to_string(ProgressMode mode) {
 
 const char* to_string(YieldMode mode) {
   return mode_name(mode);
+}
+
+const char* to_string(HomeMigration mode) {
+  switch (mode) {
+    case HomeMigration::off:
+      return "off";
+    case HomeMigration::adaptive:
+      return "adaptive";
+    case HomeMigration::on:
+      return "on";
+  }
+  return "?";
 }
 
 std::size_t parse_size(const char* variable, const std::string& text) {
@@ -223,6 +242,17 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
     config.barrier_refetch = parse_switch(kBarrierRefetch, v);
   if (const char* v = lookup(kFetchByCall)) config.fetch_by_call = parse_switch(kFetchByCall, v);
   if (const char* v = lookup(kPutByCall)) config.put_by_call = parse_switch(kPutByCall, v);
+  if (const char* v = lookup(kHomeMigration)) {
+    const std::string text(v);
+    if (text == "off" || text == "0")
+      config.home_migration = HomeMigration::off;
+    else if (text == "adaptive")
+      config.home_migration = HomeMigration::adaptive;
+    else if (text == "on" || text == "1")
+      config.home_migration = HomeMigration::on;
+    else
+      bad_value(kHomeMigration, text, "one of off, adaptive, on");
+  }
   if (const char* v = lookup(kDirectAccess)) {
     std::string text(v);
     if (text == "auto" || text == "on")
@@ -258,6 +288,7 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
       {kBarrierRefetch, barrier_refetch ? "1" : "0"},
       {kFetchByCall, fetch_by_call ? "1" : "0"},
       {kPutByCall, put_by_call ? "1" : "0"},
+      {kHomeMigration, to_string(home_migration)},
   };
 }
 

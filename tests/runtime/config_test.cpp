@@ -153,5 +153,18 @@ TEST(Config, UnknownVariablesAreFound) {
   EXPECT_EQ(unknown[0], "MPIDSM_PROGRES_THREAD");
 }
 
+TEST(Config, HomeMigration) {
+  EXPECT_EQ(parse({}).home_migration, HomeMigration::adaptive);
+  EXPECT_EQ(parse({{"MPIDSM_HOME_MIGRATION", "off"}}).home_migration, HomeMigration::off);
+  EXPECT_EQ(parse({{"MPIDSM_HOME_MIGRATION", "0"}}).home_migration, HomeMigration::off);
+  EXPECT_EQ(parse({{"MPIDSM_HOME_MIGRATION", "on"}}).home_migration, HomeMigration::on);
+  EXPECT_EQ(parse({{"MPIDSM_HOME_MIGRATION", "adaptive"}}).home_migration, HomeMigration::adaptive);
+  EXPECT_NE(
+      config_error({{"MPIDSM_HOME_MIGRATION", "always"}})
+          .find("MPIDSM_HOME_MIGRATION='always' is invalid: expected one of off, adaptive, on"),
+      std::string::npos);
+  EXPECT_STREQ(to_string(HomeMigration::adaptive), "adaptive");
+}
+
 }  // namespace
 }  // namespace mpidsm

@@ -17,6 +17,7 @@ namespace mpidsm {
 // notices' exchange and their acquire.
 void Dsm::Engine::barrier() {
   detail::check_not_forked(rank_, "Dsm::barrier");
+  note_thread(this_thread());
   pass_on_abandoned_locks();
   const std::uint64_t start = detail::TickClock::now();
   BarrierScratch& x = exchange_.scratch();
@@ -32,7 +33,7 @@ void Dsm::Engine::barrier() {
   if (counts.any_failed || counts.holder >= 0) fail_barrier(x, counts, entry.failure, driving);
   if (counts.total > 0 && !counts.delivered) exchange_.gather_notices(x, counts.total);
   if (counts.total == 0) x.incoming.clear();
-  acquire_barrier_notices(x, counts.total, entry.lock_notices_before);
+  acquire_barrier_notices(x, counts, entry.lock_notices_before);
   // Every notice up to here has reached every rank: lock logs start afresh.
   // Only the barrier writes these (relaxed store, no locked instruction);
   // lock() and stats() read them.
@@ -69,6 +70,7 @@ Dsm::Engine::BarrierEntry Dsm::Engine::release_for_barrier(BarrierScratch& x) {
   }
   // The notices travel now; a page released again meanwhile is noticed afresh.
   x.outgoing.swap(notices_);
+  mark_copies_held(x);
   forget_notices(x.outgoing);
   sync_.barrier_delivered();
   // Across nodes (every diff flushed by now), the subscriptions and
@@ -85,9 +87,11 @@ Dsm::Engine::BarrierCounts Dsm::Engine::exchange_barrier_counts(const BarrierEnt
                                                                 BarrierScratch& x) {
   using Exchange = detail::BarrierExchange;
   const auto ranks = static_cast<std::size_t>(runtime_.size());
-  const std::int64_t mine = entry.failure      ? Exchange::kFailed
-                            : entry.holds_lock ? Exchange::kHoldsLock
-                                               : static_cast<std::int64_t>(x.outgoing.size());
+  const std::int64_t mine =
+      entry.failure ? Exchange::kFailed
+      : entry.holds_lock
+          ? Exchange::kHoldsLock
+          : Exchange::with_vote(static_cast<std::int64_t>(x.outgoing.size()), home_move_vote());
   BarrierCounts counts;
   try {
     // A subscription costs a send (on a simulated host a tcp send took
@@ -98,11 +102,14 @@ Dsm::Engine::BarrierCounts Dsm::Engine::exchange_barrier_counts(const BarrierEnt
     forget_updates(true);  // no message of this barrier stays in flight
     throw;
   }
+  counts.moves = HomeMigration::on;
   for (std::size_t r = 0; r < ranks; ++r) {
     if (x.counts[r] == Exchange::kHoldsLock && counts.holder < 0)
       counts.holder = static_cast<int>(r);
     counts.any_failed = counts.any_failed || x.counts[r] == Exchange::kFailed;
-    counts.total += std::max<std::int64_t>(x.counts[r], 0);
+    counts.total += Exchange::notices_in(x.counts[r]);
+    counts.moves = detail::HomeMoves::stricter(
+        counts.moves, detail::HomeMoves::mode_of(Exchange::vote_in(x.counts[r])));
   }
   return counts;
 }
@@ -136,33 +143,48 @@ void Dsm::Engine::fail_barrier(const BarrierScratch& x, const BarrierCounts& cou
 }
 
 // Phase 3, the acquire: the pages other ranks released leave the cache, but
-// those awaiting their home's update (or kept counted). Across nodes every
-// rank takes this step, so homes and readers change what they hold of each
-// other's subscriptions alike.
-void Dsm::Engine::acquire_barrier_notices(const BarrierScratch& x, std::int64_t total,
+// those awaiting their home's update (or kept counted), and those whose home
+// moves (move_homes, last: a move changes what home_of says, which the
+// updates' late answers must not see). Across nodes every rank takes this
+// step, so homes and readers change what they hold of each other's
+// subscriptions alike; every rank makes the barrier's moves, whatever fails.
+void Dsm::Engine::acquire_barrier_notices(const BarrierScratch& x, const BarrierCounts& counts,
                                           std::size_t lock_notices_before) {
+  const std::int64_t total = counts.total;
   if (total == 0 && lock_notices_before == 0 && x.mask.empty()) return;
   const auto ranks = static_cast<std::size_t>(runtime_.size());
   detail::EngineLock guard(mutex_);
   // The barrier delivered these to everyone; later ones wait for the next unlock.
   forget_lock_notices(lock_notices_before);
+  std::span<const detail::HomeMoves::Move> moves;
+  if (total > 0)
+    moves = moves_.decide(epoch_.load(std::memory_order_relaxed), counts.moves, x.incoming, x.sizes,
+                          x.offsets, [this](std::size_t page) { return home_of_page(page); });
   for (std::size_t writer = 0; total > 0 && writer < ranks; ++writer) {
     if (writer == static_cast<std::size_t>(rank_)) continue;
     const auto first = x.incoming.begin() + x.offsets[writer];
     for (auto it = first; it != first + x.sizes[writer]; ++it) {
       const std::size_t page = detail::ReleaseNotice::page(*it);
+      if ((*it & detail::ReleaseNotice::unchanged) || (!moves.empty() && moves_.moving(page)))
+        continue;
       const bool kept =
           (*it & detail::ReleaseNotice::possibly_written) ? keep_counted(page) : await_update(page);
       if (!kept) invalidate(page);
     }
   }
   try {
-    finish_updates(x, false, total);
+    try {
+      finish_updates(x, false, total);
+    } catch (...) {
+      install_updates();  // what arrived; the other awaited pages leave the cache
+      throw;
+    }
+    install_updates();
   } catch (...) {
-    install_updates();  // what arrived; the other awaited pages leave the cache
+    move_homes(moves);
     throw;
   }
-  install_updates();
+  move_homes(moves);
 }
 
 // Pages leaving notices_ for a barrier's exchange may be noticed again.
@@ -175,9 +197,9 @@ void Dsm::Engine::forget_notices(std::span<const std::int64_t> notices) {
 // (unless the page was noticed again meanwhile).
 void Dsm::Engine::record_notice_of_barrier(std::int64_t notice) {
   const std::size_t page = detail::ReleaseNotice::page(notice);
-  if (listed_[page] & kInNotices) return;
+  if ((notice & detail::ReleaseNotice::unchanged) || (listed_[page] & kInNotices)) return;
   listed_[page] |= kInNotices;
-  notices_.push_back(notice);
+  notices_.push_back(notice & ~detail::ReleaseNotice::writer_holds_copy);
 }
 
 }  // namespace mpidsm

@@ -33,6 +33,12 @@ void Dsm::Engine::record_notice(std::size_t page, bool possibly_written) {
   }
 }
 
+void Dsm::Engine::record_unchanged(std::size_t page) {
+  if (moves_.mode() == HomeMigration::off || (listed_[page] & (kInNotices | kInUnchanged))) return;
+  listed_[page] |= kInUnchanged;
+  unchanged_.push_back(page);
+}
+
 // Puts the changed runs of a dirty remote page home (completion at the next
 // flush of its home), frees its twin, records the notice. The view becomes
 // read-only first, so a concurrent writer faults and waits for the lock.
@@ -57,7 +63,10 @@ void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
   // A page whose bytes did not change (twinned ahead of a write stream and
   // left alone, or rewritten with the same values) leaves every other copy
   // valid: no notice, so nobody drops a good copy.
-  if (shape.bytes != 0) record_notice(page);
+  if (shape.bytes != 0)
+    record_notice(page);
+  else
+    record_unchanged(page);
 }
 
 // A dirty page a transfer may still be writing cannot be made read-only.

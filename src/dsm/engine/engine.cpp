@@ -45,6 +45,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       sharing_(runtime.comm(), transport_, pages_, fetch_batch_capacity(), mappable_),
       directory_(runtime.comm(), transport_, pages_, mappable_),
       exchange_(runtime.comm(), transport_, mappable_, pages_),
+      moves_(pages_, settings.home_migration),
       state_(pages_),
       protection_(pages_),
       budget_(detail::MappingBudget::process()),
@@ -65,6 +66,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   // space: the kernel provides memory only for the entries written.
   dirty_.reserve(pages_);
   notices_.reserve(pages_);
+  unchanged_.reserve(pages_);
   lock_notices_.reserve(pages_);
   acquired_notices_.reserve(detail::LockRecordLayout::ring_entries);
   counted_uncached_.reserve(cache_.capacity());
@@ -246,6 +248,7 @@ void Dsm::Engine::forget_allocation(std::size_t first, std::size_t pages) {
   allocations_.remove(first);
   sharing_.forget(first, pages);
   directory_.forget(first, pages);
+  moves_.forget(first, pages);
   if (unmapped) throw *unmapped;
 }
 
@@ -281,6 +284,7 @@ int Dsm::Engine::home_of(const void* address) {
 // that pinned pages leave, one home per batch.
 void Dsm::Engine::prefetch(const void* address, std::size_t bytes) {
   detail::check_not_forked(rank_, "Dsm::prefetch");
+  note_thread(this_thread());
   if (bytes == 0) return;
   check_in_region(address, bytes, "Dsm::prefetch");
   const auto* at = static_cast<const std::byte*>(address);
@@ -320,7 +324,7 @@ void Dsm::Engine::check_in_region(const void* address, std::size_t bytes,
                     detail::describe_address(address) + " are not inside the DSM region");
 }
 
-int Dsm::Engine::home_of_page(std::size_t page) const {
+int Dsm::Engine::placed_home_of_page(std::size_t page) const {
   const int home = allocations_.placed_home(page);
   return home == detail::decided_at_first_touch ? directory_.known(page) : home;
 }

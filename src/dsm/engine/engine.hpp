@@ -40,6 +40,7 @@
 #include "dsm/protocol/barrier_exchange.hpp"
 #include "dsm/protocol/barrier_updates.hpp"
 #include "dsm/protocol/diff_batches.hpp"
+#include "dsm/protocol/home_moves.hpp"
 #include "dsm/protocol/lock_holders.hpp"
 #include "dsm/protocol/lock_table.hpp"
 #include "dsm/protocol/page_calls.hpp"
@@ -94,6 +95,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   // bytes > 0, lies inside the region.
   void check_in_region(const void* address, std::size_t bytes, const char* operation) const;
   int home_of(const void* address);
+  void set_home_migration(HomeMigration mode);
   DsmStats stats();
   void print_stats(std::FILE* out);
 
@@ -225,6 +227,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   bool home_then_page(std::size_t a, std::size_t b) const;
   void drop_keeping_count(std::size_t page);
   void record_notice(std::size_t page, bool possibly_written = false);
+  // A page written but left unchanged: a hint for the next barrier's home
+  // moves (ReleaseNotice::unchanged), unless the page is noticed anyway.
+  void record_unchanged(std::size_t page);
   void record_home_notice(std::size_t page);
   void fetch_home_copy(std::size_t page, std::byte* into);
   void settle_prefetch(std::size_t page, bool written = false);
@@ -232,7 +237,12 @@ class Dsm::Engine final : public detail::FaultTarget {
   // engine.cpp
   // The home rank of a page, -1 when no allocation covers it, or
   // HomeDirectory::undecided for a first-touch page this rank has not seen homed.
-  int home_of_page(std::size_t page) const;
+  int home_of_page(std::size_t page) const {
+    const int moved = moves_.moved_home(page);
+    return moved >= 0 ? moved : placed_home_of_page(page);
+  }
+  // The home its placement (or first touch) gave the page.
+  int placed_home_of_page(std::size_t page) const;
   void become_home(std::size_t page);
   void place_homes(const detail::Allocations::Allocation& allocation);
   void forget_allocation(std::size_t first, std::size_t pages);
@@ -257,6 +267,28 @@ class Dsm::Engine final : public detail::FaultTarget {
   // The first `count` lock notices have been delivered (by a barrier, or to
   // a lock's log at the outermost unlock).
   void forget_lock_notices(std::size_t count);
+  // home_moves.cpp (the engine's side of protocol/home_moves.hpp)
+  // An application thread (this_thread()) used the DSM: a second one makes
+  // this rank vote against home moves from then on.
+  void note_thread(const void* thread) {
+    const void* first = first_thread_.load(std::memory_order_relaxed);
+    if (first == thread) return;
+    if (first == nullptr && first_thread_.compare_exchange_strong(first, thread)) return;
+    if (first != thread) several_threads_.store(true, std::memory_order_relaxed);
+  }
+  static const void* this_thread();  // fault_resolution.cpp: a per-thread address
+  // This rank's vote on home moves for its barrier count.
+  unsigned home_move_vote() const;
+  // Marks this rank's notices (x.outgoing) whose copy it still holds
+  // (ReleaseNotice::writer_holds_copy).
+  void mark_copies_held(BarrierScratch& x);
+  // The barrier's moves, every rank alike: the old home gives the page up,
+  // the writer becomes its home, every other rank drops its copy, and the
+  // old home's counts of their copies go.
+  void move_homes(std::span<const detail::HomeMoves::Move> moves);
+  void give_home(const detail::HomeMoves::Move& move);
+  void take_home(const detail::HomeMoves::Move& move);
+  void drop_for_move(const detail::HomeMoves::Move& move);
   // barrier.cpp: the barrier's phases.
   struct BarrierEntry {
     bool holds_lock = false;              // this rank holds a lock: the barrier fails
@@ -267,7 +299,8 @@ class Dsm::Engine final : public detail::FaultTarget {
     std::int64_t total = 0;  // notices of every rank
     int holder = -1;         // the first rank that holds a lock, or -1
     bool any_failed = false;
-    bool delivered = false;  // the notices rode along with the counts
+    bool delivered = false;                    // the notices rode along with the counts
+    HomeMigration moves = HomeMigration::off;  // what every rank's vote allows
   };
   // The release; this rank's notices into x.outgoing (unless it holds a lock).
   BarrierEntry release_for_barrier(BarrierScratch& x);
@@ -278,7 +311,7 @@ class Dsm::Engine final : public detail::FaultTarget {
                                  std::optional<Error> failure,
                                  std::optional<detail::DrivingProgress>& driving);
   // The acquire of the others' notices, and the barrier's updates.
-  void acquire_barrier_notices(const BarrierScratch& x, std::int64_t total,
+  void acquire_barrier_notices(const BarrierScratch& x, const BarrierCounts& counts,
                                std::size_t lock_notices_before);
   void forget_notices(std::span<const std::int64_t> notices);
   void record_notice_of_barrier(std::int64_t notice);
@@ -304,8 +337,11 @@ class Dsm::Engine final : public detail::FaultTarget {
   detail::LockTable locks_;
   detail::PageCache cache_;
   detail::SharingRecord sharing_;
-  detail::HomeDirectory directory_;   // homes of first-touch pages
-  detail::BarrierExchange exchange_;  // the barrier's counts and notices
+  detail::HomeDirectory directory_;                 // homes of first-touch pages
+  detail::BarrierExchange exchange_;                // the barrier's counts and notices
+  detail::HomeMoves moves_;                         // homes that moved to their writers
+  std::atomic<const void*> first_thread_{nullptr};  // the first thread to use the DSM
+  std::atomic<bool> several_threads_{false};        // a second one did since
   detail::LazyArray<PageState> state_;
   detail::ProtectionMap protection_;
   detail::MappingBudget& budget_;
@@ -319,10 +355,13 @@ class Dsm::Engine final : public detail::FaultTarget {
   static constexpr std::uint8_t kUnwatched = 8;
   // Subscribed at this barrier's home; awaiting its answer (BarrierUpdates).
   static constexpr std::uint8_t kSubscribed = 16, kAwaitingUpdate = 32;
+  // In unchanged_.
+  static constexpr std::uint8_t kInUnchanged = 64;
   detail::TwinSlots twins_;                         // one per cache slot
   std::vector<std::byte> scratch_;                  // one page: snapshots and refreshes
   detail::LazyVector<std::size_t> dirty_;           // pages written since the last release
   detail::LazyVector<std::int64_t> notices_;        // pages released since the last barrier
+  detail::LazyVector<std::size_t> unchanged_;       // pages written unchanged since then
   detail::LazyVector<std::uint64_t> lock_notices_;  // pages released since the last unlock
   std::vector<std::uint64_t> acquired_notices_;     // scratch for lock()
   std::vector<std::size_t> batch_;                  // scratch for fetches

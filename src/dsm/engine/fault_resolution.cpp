@@ -25,6 +25,10 @@ thread_local UnexplainedFault last_unexplained __attribute__((tls_model("initial
 
 }  // namespace
 
+const void* Dsm::Engine::this_thread() {
+  return &last_unexplained;
+}
+
 // Runs in the SIGSEGV handler of the faulting thread: in place when no
 // step can reach UCX, otherwise through the fault servicer (a detour out of
 // the handler, or its thread). Even with a servicer, a fault on a page that
@@ -66,6 +70,7 @@ std::optional<detail::FaultOutcome> Dsm::Engine::resolve_in_place(void* address,
   auto& unexplained = *static_cast<UnexplainedFault*>(faulting_thread);
   try {
     detail::EngineLock guard(self.mutex_);
+    self.note_thread(faulting_thread);
     const std::size_t page = self.page_of(address);
     if (on_node_only && self.state_[page] == PageState::invalid) return std::nullopt;
     const detail::FaultOutcome outcome = self.resolve(page, access);
@@ -424,6 +429,7 @@ void Dsm::Engine::set_dirty(std::size_t page, PageState state) {
 
 void Dsm::Engine::pin(const void* address, std::size_t size, bool write) {
   detail::check_not_forked(rank_, "Dsm::make_accessible");
+  note_thread(this_thread());
   detail::EngineLock guard(mutex_);
   const std::size_t first = page_of(address);
   const std::size_t last = page_of(static_cast<const std::byte*>(address) + size - 1);

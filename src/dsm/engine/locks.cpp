@@ -83,6 +83,7 @@ void Dsm::Engine::unlock(std::size_t id) {
 }
 
 void Dsm::Engine::acquire_lock(std::size_t id, bool wait_for_threads) {
+  note_thread(this_thread());
   pass_on_abandoned_locks();
   bool resume = false;
   {
@@ -147,6 +148,7 @@ void Dsm::Engine::pass_on_abandoned_locks() {
 }
 
 void Dsm::Engine::release_lock(std::size_t id) {
+  note_thread(this_thread());
   detail::LockTable::Release appended;
   {
     detail::EngineLock guard(mutex_);

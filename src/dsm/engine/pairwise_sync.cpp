@@ -34,6 +34,7 @@ class Dsm::Engine::SyncPages final : public detail::PairwiseSync::PageSide {
 
 void Dsm::Engine::sync_with(std::span<const int> peers) {
   detail::check_not_forked(rank_, "Dsm::sync_with");
+  note_thread(this_thread());
   const std::uint64_t start = detail::TickClock::now();
   const std::lock_guard<std::mutex> one_call(sync_.one_call());
   // This thread's polls serve the peers until it returns (as in a barrier):

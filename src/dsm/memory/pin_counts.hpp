@@ -26,6 +26,8 @@ class PinCounts {
   void remove(std::size_t page);
   // Remote pages pinned: cache slots no fetch may use.
   std::size_t remote_pinned() const { return remote_pinned_.load(std::memory_order_relaxed); }
+  // Pages pinned, homed here or not.
+  std::size_t pinned_pages() const { return pinned_pages_.load(std::memory_order_relaxed); }
 
  private:
   // A count's top bit: the page is remote and counted in remote_pinned_.
@@ -34,6 +36,7 @@ class PinCounts {
 
   LazyArray<std::uint32_t> counts_;
   std::atomic<std::size_t> remote_pinned_{0};
+  std::atomic<std::size_t> pinned_pages_{0};
 };
 
 }  // namespace mpidsm::detail

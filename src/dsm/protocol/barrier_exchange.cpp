@@ -66,7 +66,7 @@ void BarrierExchange::lay_out_incoming(Scratch& x, std::int64_t total) {
   x.sizes.resize(ranks);
   x.offsets.resize(ranks);
   for (std::size_t r = 0, at = 0; r < ranks; ++r) {
-    x.sizes[r] = static_cast<int>(std::max<std::int64_t>(x.counts[r], 0));
+    x.sizes[r] = static_cast<int>(notices_in(x.counts[r]));
     x.offsets[r] = static_cast<int>(at);
     at += static_cast<std::size_t>(x.sizes[r]);
   }
@@ -94,7 +94,7 @@ bool BarrierExchange::exchange_records(std::int64_t mine, Scratch& x,
   x.records.resize(record * (ranks + 1));  // the last record is this rank's to send
   std::int64_t* mine_out = x.records.data() + record * ranks;
   mine_out[0] = mine;
-  if (mine > 0 && static_cast<std::size_t>(mine) <= kInlineNotices)
+  if (static_cast<std::size_t>(notices_in(mine)) <= kInlineNotices)
     std::copy(x.outgoing.begin(), x.outgoing.end(), mine_out + 1);
   std::copy(x.mask.begin(), x.mask.end(), mine_out + 1 + kInlineNotices);
   MPI_Request request;
@@ -122,8 +122,8 @@ bool BarrierExchange::exchange_records(std::int64_t mine, Scratch& x,
     if (marked(0)) x.subscribers.push_back(static_cast<int>(r));
     if (marked(1)) x.renewers.push_back(static_cast<int>(r));
     if (marked(2)) x.pushers.push_back(static_cast<int>(r));
-    total += std::max<std::int64_t>(counts[r], 0);
-    inline_only = inline_only && counts[r] <= static_cast<std::int64_t>(kInlineNotices);
+    total += notices_in(counts[r]);
+    inline_only = inline_only && notices_in(counts[r]) <= static_cast<std::int64_t>(kInlineNotices);
   }
   if (!inline_only || total == 0) return false;
   lay_out_incoming(x, total);

@@ -35,6 +35,21 @@ class BarrierExchange {
   static constexpr std::int64_t kFailed = -2;
   // Notices a rank's record carries across nodes.
   static constexpr std::size_t kInlineNotices = 7;
+  // A count's bits from kVoteShift carry a small vote the exchange passes on
+  // without reading it (home_moves.hpp: 0 is the usual vote, so a clean
+  // barrier's count stays 0).
+  static constexpr unsigned kVoteShift = 56;
+  static constexpr std::int64_t kVoteMask = std::int64_t{3} << kVoteShift;
+  static constexpr std::int64_t with_vote(std::int64_t notices, unsigned vote) {
+    return notices | (static_cast<std::int64_t>(vote) << kVoteShift);
+  }
+  // What a count (or kHoldsLock, kFailed) says: notices, and the vote.
+  static constexpr std::int64_t notices_in(std::int64_t count) {
+    return count < 0 ? 0 : count & ~kVoteMask;
+  }
+  static constexpr unsigned vote_in(std::int64_t count) {
+    return count < 0 ? 0 : static_cast<unsigned>((count & kVoteMask) >> kVoteShift);
+  }
 
   // Kept across barriers, so a barrier allocates nothing once warm.
   struct Scratch {
@@ -60,7 +75,7 @@ class BarrierExchange {
   bool direct() const { return slots_.direct(); }
   Scratch& scratch() { return scratch_; }
 
-  // The barrier: `mine` (x.outgoing.size(), kHoldsLock or kFailed) from
+  // The barrier: `mine` (x.outgoing.size() with a vote, kHoldsLock or kFailed) from
   // every rank into x.counts. Across nodes x.mask travels too and
   // x.subscribers, x.renewers and x.pushers get the ranks whose masks name
   // this one; `while_in_flight` runs once the record has left. True when

@@ -55,7 +55,7 @@ void BarrierUpdates::prepare_pushes(std::span<const std::int64_t> released, cons
   const int rank = transport_.rank();
   written_.clear();
   for (std::int64_t notice : released)
-    if (!(notice & ReleaseNotice::possibly_written) && home_of(ReleaseNotice::page(notice)) == rank)
+    if (ReleaseNotice::definite(notice) && home_of(ReleaseNotice::page(notice)) == rank)
       written_.push_back(ReleaseNotice::page(notice));
   if (written_.empty()) return;
   std::sort(written_.begin(), written_.end());
@@ -109,7 +109,7 @@ void BarrierUpdates::learn_notices(std::span<const std::int64_t> incoming,
   for (std::size_t writer = 0; writer < sizes.size(); ++writer) {
     const auto first = incoming.begin() + offsets[writer];
     for (auto it = first; it != first + sizes[writer]; ++it)
-      if (!(*it & ReleaseNotice::possibly_written))
+      if (ReleaseNotice::definite(*it))
         noticed_.emplace_back(ReleaseNotice::page(*it),
                               home_of(ReleaseNotice::page(*it)) == static_cast<int>(writer));
   }

@@ -62,6 +62,9 @@ class SharingRecord {
   bool drop_copy(int home, std::size_t page);
   // Whether this rank ever fetched `page` (its local copy may hold data).
   bool fetched_here(std::size_t page) const { return (local_[page] & kEverFetched) != 0; }
+  // This rank's local copy of `page` holds data although it fetched none:
+  // the page was homed here and moved (home_moves.hpp).
+  void note_local_data(std::size_t page) { local_[page] |= kEverFetched; }
 
   // Home side: how many other ranks hold a copy of `page` (homed here) now.
   std::uint32_t sharers(std::size_t page) const;
