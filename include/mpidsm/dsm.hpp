@@ -76,6 +76,9 @@ struct DsmStats {
   /// previous barrier, sent by their homes, which it reaches through UCX
   /// (not counted in pages_fetched).
   std::uint64_t barrier_refetches = 0;
+  /// Pages this rank, as their home, sent to readers inside barriers (the
+  /// updates barrier_refetches counts on the readers' side).
+  std::uint64_t barrier_updates_sent = 0;
   /// sync_with() calls completed.
   std::uint64_t syncs = 0;
   /// Time spent in sync_with(), in nanoseconds.
@@ -113,6 +116,7 @@ struct DsmStats {
     f("mapping_resets", mapping_resets);
     f("copy_log_overflows", copy_log_overflows);
     f("barrier_refetches", barrier_refetches);
+    f("barrier_updates_sent", barrier_updates_sent);
     f("syncs", syncs);
     f("sync_ns", sync_ns);
     f("sync_refetches", sync_refetches);

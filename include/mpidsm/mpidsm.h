@@ -162,7 +162,8 @@ typedef struct mpidsm_dsm_stats {
   uint64_t read_faults, write_faults, pages_fetched, prefetched, prefetch_used, prefetch_unused,
       evictions, diffs, diff_runs, diff_bytes, diff_messages, invalidations, lock_acquires,
       lock_wait_ns, lock_log_overflows, barriers, barrier_ns, mapping_resets, copy_log_overflows,
-      barrier_refetches, syncs, sync_ns, sync_refetches, homes_gained, homes_lost;
+      barrier_refetches, barrier_updates_sent, syncs, sync_ns, sync_refetches, homes_gained,
+      homes_lost;
   /** @} */
 } mpidsm_dsm_stats_t; /**< Per-rank DSM counters. */
 

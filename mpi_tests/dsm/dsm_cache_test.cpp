@@ -204,11 +204,19 @@ DsmSettings exact_fetch_settings(const Runtime& runtime, bool barrier_refetch = 
   return settings;
 }
 
-// A barrier, and how many pages it refetched here.
+// A barrier, and how many pages it refetched here. Every page refetched
+// somewhere was sent by its home (a home may send a page twice, pushed and
+// in a late answer, and a reader installs it once).
 std::uint64_t refetched_by_barrier(Dsm& d) {
-  const std::uint64_t before = d.stats().barrier_refetches;
+  const DsmStats before = d.stats();
   d.barrier();
-  return d.stats().barrier_refetches - before;
+  const DsmStats after = d.stats();
+  std::uint64_t moved[] = {after.barrier_refetches - before.barrier_refetches,
+                           after.barrier_updates_sent - before.barrier_updates_sent};
+  std::uint64_t total[2];
+  MPI_Allreduce(moved, total, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_GE(total[1], total[0]) << "pages installed that no home sent";
+  return moved[0];
 }
 
 // MPIDSM_BARRIER_REFETCH: pages a rank used since the previous barrier, and

@@ -101,6 +101,7 @@ void Dsm::Engine::finish_updates(const BarrierScratch& x, bool failed, std::int6
                            [this](std::size_t page) { return home_of_page(page); });
   updates_.finish(epoch_.load(std::memory_order_relaxed), x.subscribers, x.renewers, x.pushers,
                   failed, [&](std::size_t page) -> const std::byte* { return master(page); });
+  stats_.barrier_updates_sent += updates_.take_pages_sent();
 }
 
 bool Dsm::Engine::await_update(std::size_t page) {

@@ -97,6 +97,7 @@ void BarrierUpdates::send() {
   for (std::size_t r = 0; r < peers_.size(); ++r)
     if (!peers_[r].push_out.words.empty()) {
       const PageList& push = peers_[r].push_out;
+      pages_sent_ += push.count();
       sends_.push_back(messaging_.send_agreed(static_cast<int>(r), key(kPush), push.words.data(),
                                               push.words.size() * sizeof(std::uint64_t)));
     }
@@ -216,6 +217,7 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
                [&](std::uint64_t page) { scratch_.push_back(page); });
     if (scratch_.empty()) continue;
     fill(reader.late_out, scratch_, bytes_of);
+    pages_sent_ += reader.late_out.count();
     requests_.push_back(
         messaging_.send_agreed(r, key(kLate), reader.late_out.words.data(),
                                reader.late_out.words.size() * sizeof(std::uint64_t)));

@@ -117,6 +117,9 @@ class BarrierUpdates {
   // answer, or from a push when only its home noticed it (late answers
   // first: a page in both is installed from the late one).
   void for_each_update(const std::function<void(std::size_t, const std::byte*)>& f) const;
+  // Pages this rank sent as a home (pushes and late answers) since the last
+  // call.
+  std::uint64_t take_pages_sent() { return std::exchange(pages_sent_, 0); }
   // Forgets this barrier's messages and pages; a reader's subscriptions go too
   // (after a failure in the exchange, a home may still hold them: its next
   // push is received and dropped). `resend`: the next subscriptions travel
@@ -165,6 +168,7 @@ class BarrierUpdates {
   LibraryMessaging messaging_;
   std::size_t page_size_;
   std::uint64_t barrier_ = 0;
+  std::uint64_t pages_sent_ = 0;
   std::vector<Subscription> subscriptions_;
   std::vector<std::uint64_t> outgoing_;  // every subscription's runs
   std::vector<Peer> peers_;              // per rank
