@@ -35,6 +35,13 @@ class DsmHomeMoves : public DsmTest {
       if (static_cast<int>(p % static_cast<std::size_t>(ranks())) == (me() + 1) % ranks())
         for (std::size_t i = 0; i < page(); ++i) pages[p * page() + i] = value(me(), round, i);
   }
+  // Rounds first..last of write_next_ranks_pages, a barrier after each.
+  void write_rounds(std::uint8_t* pages, std::size_t count, int first, int last) {
+    for (int round = first; round <= last; ++round) {
+      write_next_ranks_pages(pages, count, round);
+      dsm_->barrier();
+    }
+  }
   // Every page holds `round`'s bytes of the rank before its placed home.
   void expect_written(const std::uint8_t* pages, std::size_t count, int round) {
     std::size_t wrong = 0;
@@ -152,10 +159,7 @@ TEST_F(DsmHomeMoves, AdaptiveWaitsForTheSameOnlyWriterTwiceAndOffNeverMoves) {
   constexpr std::size_t kPages = 8;
   d.set_home_migration(HomeMigration::off);
   auto* pages = d.allocate<std::uint8_t>(kPages * page(), Placement::cyclic(1));
-  for (int round = 1; round <= 3; ++round) {
-    write_next_ranks_pages(pages, kPages, round);
-    d.barrier();
-  }
+  write_rounds(pages, kPages, 1, 3);
   EXPECT_EQ(homed_at_writer(pages, kPages), 0u);
   d.set_home_migration(HomeMigration::adaptive);
   write_next_ranks_pages(pages, kPages, 4);
@@ -201,10 +205,7 @@ TEST_F(DsmHomeMoves, APinnedPageAnywhereHoldsEveryMoveBack) {
     EXPECT_EQ(homed_at_writer(pages, kPages), 0u);
   }
   // As in the first test: after two intervals every page has moved.
-  for (int round = 2; round <= 3; ++round) {
-    write_next_ranks_pages(pages, kPages, round);
-    d.barrier();
-  }
+  write_rounds(pages, kPages, 2, 3);
   EXPECT_EQ(homed_at_writer(pages, kPages), kPages);
   expect_written(pages, kPages, 3);
   d.barrier();
@@ -243,10 +244,7 @@ TEST_F(DsmHomeMoves, MemoryAllocatedAfterMovesReadsZero) {
   d.set_home_migration(HomeMigration::on);
   constexpr std::size_t kPages = 8;
   auto* pages = d.allocate<std::uint8_t>(kPages * page(), Placement::cyclic(1));
-  for (int round = 1; round <= 3; ++round) {  // the last round: the new homes write
-    write_next_ranks_pages(pages, kPages, round);
-    d.barrier();
-  }
+  write_rounds(pages, kPages, 1, 3);  // the last round: the new homes write
   EXPECT_EQ(homed_at_writer(pages, kPages), kPages);
   d.free(pages);
   auto* again = d.allocate<std::uint8_t>(kPages * page(), Placement::cyclic(1));
@@ -268,10 +266,7 @@ TEST_F(DsmHomeMoves, ZZ_ASecondThreadOfAnyRankStopsMoves) {
   constexpr std::size_t kPages = 8;
   auto* pages = d.allocate<std::uint8_t>(kPages * page(), Placement::cyclic(1));
   if (me() == 0) std::thread([&] { d.prefetch(pages, page()); }).join();
-  for (int round = 1; round <= 3; ++round) {
-    write_next_ranks_pages(pages, kPages, round);
-    d.barrier();
-  }
+  write_rounds(pages, kPages, 1, 3);
   EXPECT_EQ(homed_at_writer(pages, kPages), 0u);
   expect_written(pages, kPages, 3);
   d.barrier();
