@@ -195,11 +195,14 @@ TEST_F(DsmTest, DsmBuffersGoStraightToPutGetSendAndRecv) {
   d.free(source);
 }
 
-// A small Dsm that fetches exactly the pages read (no prefetch).
+// A small Dsm that fetches exactly the pages read (no prefetch), whose
+// pages stay where they were placed (the tests count the updates of pages
+// one rank alone writes, which home migration would move to it).
 DsmSettings exact_fetch_settings(const Runtime& runtime, bool barrier_refetch = true) {
   DsmSettings settings = DsmSettings::from(runtime.config());
   settings.size = std::size_t{1} << 20;
   settings.prefetch_pages = 0;
+  settings.home_migration = HomeMigration::off;
   settings.barrier_refetch = barrier_refetch;
   return settings;
 }
