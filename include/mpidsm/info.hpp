@@ -49,7 +49,9 @@ struct RdmaDevice {
   std::string error;  ///< set when the device could not be opened or queried
 };
 
-/// Every RDMA device libibverbs finds (none on machines without one).
+/// Every RDMA device libibverbs finds (none on machines without one, and
+/// none when mpidsm was built without libibverbs: build::ibverbs_version is
+/// then empty).
 std::vector<RdmaDevice> rdma_devices();
 
 /// @}

@@ -64,8 +64,10 @@ void print_versions(const Options& o) {
   if (o.all) {
     std::printf("  build type       %s\n", mpidsm::build::build_type);
     std::printf("  compiler         %s\n", mpidsm::build::compiler);
+    const char* ibverbs =
+        *mpidsm::build::ibverbs_version ? mpidsm::build::ibverbs_version : "(none)";
     std::printf("  built with       UCX %s, MPI %s, libibverbs %s\n", mpidsm::build::ucx_version,
-                mpidsm::build::mpi_version, mpidsm::build::ibverbs_version);
+                mpidsm::build::mpi_version, ibverbs);
   }
 }
 
@@ -93,7 +95,12 @@ void print_rdma(const Options& o) {
     return;
   }
   std::printf("\n# RDMA devices (libibverbs)\n");
-  if (devices.empty()) std::printf("  none found\n");
+  if (*mpidsm::build::ibverbs_version == '\0')
+    std::printf(
+        "  not listed: mpidsm was built without libibverbs (MPIDSM_WITH_IBVERBS=OFF); "
+        "UCX still uses every NIC it finds\n");
+  else if (devices.empty())
+    std::printf("  none found\n");
   for (const auto& d : devices) {
     std::printf("  %s\n", d.name.c_str());
     if (!d.error.empty()) {

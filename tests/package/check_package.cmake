@@ -2,10 +2,13 @@
 #  - the installed mpidsm_info runs without LD_LIBRARY_PATH (install RPATH);
 #  - tests/package builds with find_package(mpidsm) and runs under mpirun;
 #  - a C program, a C++ program and a JIAJIA program build with pkg-config
-#    alone and run under mpirun without LD_LIBRARY_PATH;
+#    alone, and with the compiler wrappers mpidsmcc and mpidsmcxx, and run
+#    under mpirun without LD_LIBRARY_PATH;
+#  - the HTML API reference is installed;
 #  - a project that adds the source tree with add_subdirectory configures
 #    without mpidsm's tests, benchmarks and examples.
-# Invoked by CTest with -DBUILD_DIR, -DSOURCE_DIR, -DSCRATCH, -DMPIEXEC.
+# Invoked by CTest with -DBUILD_DIR, -DSOURCE_DIR, -DSCRATCH, -DMPIEXEC and
+# -DAPI_DOCS (MPIDSM_INSTALL_API_DOCS).
 file(REMOVE_RECURSE ${SCRATCH})
 set(prefix ${SCRATCH}/prefix)
 function(run_step)
@@ -50,6 +53,25 @@ build_with_pkg_config(mpidsm cc c11 main.c)
 # C++: the flags keep Open MPI's C++ bindings out.
 build_with_pkg_config(mpidsm c++ c++20 main.cpp)
 build_with_pkg_config(mpidsm-jia cc c11 jia_main.c)
+
+# The wrappers, as mpicc is used: no flags of the user's own.
+function(build_with_wrapper wrapper source)
+  get_filename_component(name ${source} NAME_WE)
+  run_step(env -u LD_LIBRARY_PATH ${prefix}/bin/${wrapper} ${SOURCE_DIR}/tests/package/${source}
+           ${ARGN} -o ${SCRATCH}/wrapped_${name})
+  run_step(env -u LD_LIBRARY_PATH ${MPIEXEC} -np 1 ${SCRATCH}/wrapped_${name})
+  message(STATUS "${out}")
+endfunction()
+build_with_wrapper(mpidsmcc main.c)
+build_with_wrapper(mpidsmcxx main.cpp)
+build_with_wrapper(mpidsmcc jia_main.c -lmpidsm_jia)
+run_step(${prefix}/bin/mpidsmcxx --showme -c x.cpp)
+if(NOT out MATCHES "-std=c\\+\\+20" OR out MATCHES "-lmpidsm")
+  message(FATAL_ERROR "mpidsmcxx --showme -c: expected C++20 and no libraries:\n${out}")
+endif()
+if(API_DOCS AND NOT EXISTS ${prefix}/share/doc/mpidsm/api/index.html)
+  message(FATAL_ERROR "the HTML API reference was not installed (share/doc/mpidsm/api)")
+endif()
 
 run_step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/package/subproject -B ${SCRATCH}/subproject
          -DMPIDSM_SOURCE_DIR=${SOURCE_DIR})

@@ -1,0 +1,35 @@
+# Compiler wrappers in the style of oshcc/mpicc: mpidsmcc (C) and mpidsmcxx
+# (C++20) call Open MPI's wrappers with mpidsm's flags, and find the
+# installation from their own place (cmake/mpidsm-wrapper.in).
+get_filename_component(_mpi_bin "${MPI_C_COMPILER}" DIRECTORY)
+find_program(MPIDSM_MPICXX NAMES mpicxx mpic++ mpiCC HINTS "${_mpi_bin}"
+             DOC "The MPI C++ compiler wrapper mpidsmcxx calls")
+if(NOT MPIDSM_MPICXX)
+  set(MPIDSM_MPICXX mpicxx)
+endif()
+file(RELATIVE_PATH _bin_to_prefix ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_PREFIX})
+if(_bin_to_prefix STREQUAL "")
+  set(_bin_to_prefix .)
+endif()
+set(_skip_cxx_bindings "-DOMPI_SKIP_MPICXX=1 -DMPICH_SKIP_MPICXX=1")
+foreach(_wrapper mpidsmcc mpidsmcxx)
+  set(WRAPPER ${_wrapper})
+  set(BIN_TO_PREFIX ${_bin_to_prefix})
+  set(INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR})
+  set(LIBDIR ${CMAKE_INSTALL_LIBDIR})
+  if(_wrapper STREQUAL mpidsmcc)
+    set(UNDERLYING ${MPI_C_COMPILER})
+    set(OVERRIDE MPIDSM_CC)
+    set(EXTRA_CFLAGS "")
+    set(DEFAULT_STD "")
+  else()
+    set(UNDERLYING ${MPIDSM_MPICXX})
+    set(OVERRIDE MPIDSM_CXX)
+    set(EXTRA_CFLAGS ${_skip_cxx_bindings})
+    set(DEFAULT_STD -std=c++20)
+  endif()
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/mpidsm-wrapper.in ${PROJECT_BINARY_DIR}/wrappers/${_wrapper}
+                 @ONLY FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ
+                 GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+  install(PROGRAMS ${PROJECT_BINARY_DIR}/wrappers/${_wrapper} DESTINATION ${CMAKE_INSTALL_BINDIR})
+endforeach()
