@@ -70,6 +70,7 @@ Dsm::Engine::BarrierEntry Dsm::Engine::release_for_barrier(BarrierScratch& x) {
   }
   // The notices travel now; a page released again meanwhile is noticed afresh.
   x.outgoing.swap(notices_);
+  append_unchanged_notices(x);
   mark_copies_held(x);
   forget_notices(x.outgoing);
   sync_.barrier_delivered();

@@ -56,9 +56,7 @@ void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
   // Stores to a mapped home are complete once issued; the notices that
   // publish them travel through MPI or UCX, which order memory.
   if (!direct) homes_written_[static_cast<std::size_t>(home)] = true;
-  std::int32_t& slot = cache_.entry(page).twin;
-  twins_.give_back(slot);
-  slot = detail::PageCache::none;
+  drop_twin(page);
   state_[page] = PageState::cached;
   // A page whose bytes did not change (twinned ahead of a write stream and
   // left alone, or rewritten with the same values) leaves every other copy

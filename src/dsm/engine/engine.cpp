@@ -233,8 +233,7 @@ void Dsm::Engine::forget_allocation(std::size_t first, std::size_t pages) {
   const bool give_back = region_.every_peer_mapped();
   for (std::size_t page = first; page < first + pages; ++page) {
     if (cache_.contains(page)) {
-      if (cache_.entry(page).twin != detail::PageCache::none)
-        twins_.give_back(cache_.entry(page).twin);
+      drop_twin(page);
       forget_copy(page);  // the home's count drops too: counts are never reset
     } else {
       drop_registration(page);  // a count a barrier kept (keep_counted), if any

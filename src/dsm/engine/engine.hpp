@@ -166,6 +166,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   void leave_cache(std::size_t page);
   void drop_registration(std::size_t page);
   void make_twins(std::size_t first, std::size_t count);
+  // A cached page's twin, if it has one, goes back to the pool.
+  void drop_twin(std::size_t page);
   // Writable in `state`: mark_dirty makes the view so; set_dirty is for a
   // page whose view already is. Both list the page for the next release, once.
   void mark_dirty(std::size_t page, PageState state);
@@ -279,6 +281,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   static const void* this_thread();  // fault_resolution.cpp: a per-thread address
   // This rank's vote on home moves for its barrier count.
   unsigned home_move_vote() const;
+  // The pages written unchanged since the last barrier (record_unchanged)
+  // join x.outgoing, unless noticed since.
+  void append_unchanged_notices(BarrierScratch& x);
   // Marks this rank's notices (x.outgoing) whose copy it still holds
   // (ReleaseNotice::writer_holds_copy).
   void mark_copies_held(BarrierScratch& x);

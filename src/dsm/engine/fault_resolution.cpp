@@ -404,14 +404,17 @@ void Dsm::Engine::make_twins(std::size_t first, std::size_t count) {
   try {
     protect(first, count, PROT_READ | PROT_WRITE);
   } catch (...) {
-    for (std::size_t page = first; page < first + count; ++page) {
-      std::int32_t& slot = cache_.entry(page).twin;
-      twins_.give_back(slot);
-      slot = detail::PageCache::none;
-    }
+    for (std::size_t page = first; page < first + count; ++page) drop_twin(page);
     throw;
   }
   for (std::size_t page = first; page < first + count; ++page) set_dirty(page, PageState::dirty);
+}
+
+void Dsm::Engine::drop_twin(std::size_t page) {
+  std::int32_t& slot = cache_.entry(page).twin;
+  if (slot == detail::PageCache::none) return;
+  twins_.give_back(slot);
+  slot = detail::PageCache::none;
 }
 
 void Dsm::Engine::mark_dirty(std::size_t page, PageState state) {

@@ -22,16 +22,18 @@ unsigned Dsm::Engine::home_move_vote() const {
   return moves_.vote(pins_.pinned_pages() > 0 || several_threads_.load(std::memory_order_relaxed));
 }
 
-// The pages written unchanged join the notices (those not noticed since);
-// then the copies cached (not dirty: the release just diffed them) and not
-// pinned are marked held.
-void Dsm::Engine::mark_copies_held(BarrierScratch& x) {
+// Those not noticed since (with a change) join the barrier's notices.
+void Dsm::Engine::append_unchanged_notices(BarrierScratch& x) {
   for (std::size_t page : unchanged_) {
     listed_[page] &= static_cast<std::uint8_t>(~kInUnchanged);
     if (!(listed_[page] & kInNotices))
       x.outgoing.push_back(static_cast<std::int64_t>(page) | detail::ReleaseNotice::unchanged);
   }
   unchanged_.clear();
+}
+
+// Copies cached (not dirty: the release just diffed them) and not pinned.
+void Dsm::Engine::mark_copies_held(BarrierScratch& x) {
   if (moves_.mode() == HomeMigration::off) return;
   for (std::int64_t& notice : x.outgoing) {
     const std::size_t page = detail::ReleaseNotice::page(notice);
@@ -67,9 +69,7 @@ void Dsm::Engine::take_home(const detail::HomeMoves::Move& move) {
   const std::size_t page = move.page;
   const bool was_dirty = state_[page] == PageState::dirty;
   if (cache_.contains(page)) {
-    std::int32_t& slot = cache_.entry(page).twin;
-    if (slot != detail::PageCache::none) twins_.give_back(slot);
-    slot = detail::PageCache::none;
+    drop_twin(page);
     leave_cache(page);
   }
   drop_registration(page);  // at the old home
@@ -88,25 +88,18 @@ void Dsm::Engine::take_home(const detail::HomeMoves::Move& move) {
   }
 }
 
+// The copy is uncounted at the old home first; then it goes as any
+// invalidated copy does (its changes, if another thread wrote it since this
+// rank's release began, to the new home). A copy pinned meanwhile stays
+// mapped and is counted at the new home instead.
 void Dsm::Engine::drop_for_move(const detail::HomeMoves::Move& move) {
   const std::size_t page = move.page;
-  const bool clean_copy = state_[page] == PageState::cached && !pinned(page);
-  if (clean_copy) {
-    ++stats_.invalidations;
-    protect(page, 1, PROT_NONE);
-    leave_cache(page);
-  }
-  drop_registration(page);  // at the old home
+  drop_registration(page);
   moves_.record(move, placed_home_of_page(page));
-  if (clean_copy || state_[page] == PageState::invalid) return;
-  // Written, or pinned, since this rank's release began (another thread):
-  // the changes go to the new home, and a pinned copy is counted there.
-  if (pinned(page)) {
-    if (sharing_.add_copies(move.to, &page, 1)) transport_.flush(move.to);
-  } else {
-    ++stats_.invalidations;
-    drop_cached(page);
-  }
+  if (!pinned(page) || state_[page] == PageState::invalid)
+    invalidate(page);
+  else if (sharing_.add_copies(move.to, &page, 1))
+    transport_.flush(move.to);
 }
 
 }  // namespace mpidsm
