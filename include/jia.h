@@ -117,13 +117,16 @@ void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root);
 
 /** \name Options */
 /** @{ */
-/** JIAJIA's run-time options. mpidsm's protocol has ADWD's and WVEC's effect
- * always; HMIG ON moves a page home to its only writer at every barrier,
- * OFF keeps every home (without a call: MPIDSM_HOME_MIGRATION, adaptive by
- * default); BROADCAST needs nothing; LOADBAL turns on load balancing
- * (jia_divtask).
- * Any other option, or a value other than ON or OFF, ends the program with
- * a message. */
+/** JIAJIA's run-time options. mpidsm's protocol has ADWD's effect always;
+ * HMIG ON moves a page home to its only writer at every barrier, OFF keeps
+ * every home (without a call: MPIDSM_HOME_MIGRATION, adaptive by default);
+ * WVEC ON gives the allocations made after it the update policy (acquires
+ * bring copies up to date in place rather than dropping them), OFF the
+ * default policy again; BROADCAST needs nothing; LOADBAL turns on load
+ * balancing (jia_divtask). mpidsm's own option JIA_COHERENCE takes one of
+ * the JIA_* policies below for the allocations made after it
+ * (mpidsm::Coherence, docs/consistency.md).
+ * Any other option, or another value, ends the program with a message. */
 #ifndef ON
 #define OFF 0
 #define ON 1
@@ -133,6 +136,12 @@ void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root);
 #define BROADCAST 2
 #define LOADBAL 3
 #define WVEC 4
+#define JIA_COHERENCE 5
+#define JIA_ADAPTIVE 0
+#define JIA_INVALIDATE 1
+#define JIA_UPDATE 2
+#define JIA_READ_MOSTLY 3
+#define JIA_SINGLE_WRITER 4
 void jia_config(int option, int value);
 /** @} */
 

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "mpidsm/coherence.hpp"
+
 namespace mpidsm {
 
 /// \addtogroup runtime
@@ -98,6 +100,8 @@ struct Config {
   bool put_by_call = true;
   /// DSM pages move home to their only writer at barriers (MPIDSM_HOME_MIGRATION).
   HomeMigration home_migration = HomeMigration::adaptive;
+  /// The coherence policy of DSM allocations that name none (MPIDSM_COHERENCE).
+  Coherence coherence = Coherence::adaptive;
 
   /// Reads the environment. Throws Error(Errc::config) on a bad value.
   static Config from_environment();

@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "mpidsm/coherence.hpp"
 #include "mpidsm/config.hpp"
 #include "mpidsm/placement.hpp"
 #include "mpidsm/runtime.hpp"
@@ -92,8 +93,21 @@ struct DsmStats {
   /// (MPIDSM_HOME_MIGRATION).
   std::uint64_t homes_gained = 0;
   std::uint64_t homes_lost = 0;  ///< pages homed here that moved to their writer
+  /// Copies of update and read_mostly pages an acquire brought up to date in
+  /// place, fetched from their homes, instead of dropping them (not counted
+  /// in pages_fetched; those a barrier's homes pushed count in
+  /// barrier_refetches).
+  std::uint64_t updates_received = 0;
+  /// Pages allocated per coherence policy (gauges, not
+  /// counters: reset_stats leaves them).
+  std::uint64_t pages_adaptive = 0;
+  std::uint64_t pages_invalidate = 0;     ///< see pages_adaptive
+  std::uint64_t pages_update = 0;         ///< see pages_adaptive
+  std::uint64_t pages_read_mostly = 0;    ///< see pages_adaptive
+  std::uint64_t pages_single_writer = 0;  ///< see pages_adaptive
 
-  /// Name and value of every counter, in declaration order (for tables).
+  /// Name and value of every counter, in declaration order (for tables);
+  /// the gauges that follow them are for_each_gauge's.
   template <class F>
   void for_each(F&& f) const {
     f("read_faults", read_faults);
@@ -122,6 +136,16 @@ struct DsmStats {
     f("sync_refetches", sync_refetches);
     f("homes_gained", homes_gained);
     f("homes_lost", homes_lost);
+    f("updates_received", updates_received);
+  }
+  /// Name and value of every gauge (the pages per policy), for tables.
+  template <class F>
+  void for_each_gauge(F&& f) const {
+    f("pages_adaptive", pages_adaptive);
+    f("pages_invalidate", pages_invalidate);
+    f("pages_update", pages_update);
+    f("pages_read_mostly", pages_read_mostly);
+    f("pages_single_writer", pages_single_writer);
   }
 };
 
@@ -136,12 +160,14 @@ struct DsmSettings {
   bool barrier_refetch;            ///< MPIDSM_BARRIER_REFETCH
   bool fetch_by_call;              ///< MPIDSM_FETCH_BY_CALL
   HomeMigration home_migration;    ///< MPIDSM_HOME_MIGRATION
+  Coherence coherence;             ///< MPIDSM_COHERENCE: of allocations that name none
 
   /// The settings the MPIDSM_* configuration gives.
   static DsmSettings from(const Config& config) {
     return {config.dsm_size,           config.cache_pages,   config.prefetch_pages,
             config.max_checking_pages, config.dsm_locks,     config.dsm_stats,
-            config.barrier_refetch,    config.fetch_by_call, config.home_migration};
+            config.barrier_refetch,    config.fetch_by_call, config.home_migration,
+            config.coherence};
   }
 };
 
@@ -162,12 +188,18 @@ class Dsm {
   Dsm& operator=(const Dsm&) = delete;
 
   /// Collective, same count and placement on every rank; the same pointer on
-  /// every rank. Memory starts zeroed.
+  /// every rank. Memory starts zeroed. The coherence policy is
+  /// DsmSettings::coherence (MPIDSM_COHERENCE, adaptive unless set).
   template <class T>
   T* allocate(std::size_t count, Placement placement = Placement::block()) {
+    return allocate<T>(count, std::move(placement), default_coherence());
+  }
+  /// The same, with the pages' coherence policy (the same on every rank).
+  template <class T>
+  T* allocate(std::size_t count, Placement placement, Coherence coherence) {
     static_assert(std::is_trivially_copyable_v<T>, "DSM data must be trivially copyable");
-    return static_cast<T*>(
-        allocate_bytes(array_bytes(count, sizeof(T), rank(), "Dsm::allocate"), placement));
+    return static_cast<T*>(allocate_bytes(array_bytes(count, sizeof(T), rank(), "Dsm::allocate"),
+                                          placement, coherence));
   }
   /// Collective: releases everything, then frees the allocation at `address`.
   void free(void* address);
@@ -249,6 +281,11 @@ class Dsm {
   /// first-touch page nobody has touched yet (Errc::unregistered outside any
   /// allocation).
   int home_of(const void* address) const;
+  /// The coherence policy of the allocation holding `address`
+  /// (Errc::unregistered outside any allocation).
+  Coherence coherence_of(const void* address) const;
+  /// The policy of allocations that name none (DsmSettings::coherence).
+  Coherence default_coherence() const;
   /// Whether barriers move pages home to their only writer, from the next
   /// barrier on (DsmSettings::home_migration, MPIDSM_HOME_MIGRATION). Every
   /// rank should set the same mode; until they do, barriers use the most
@@ -264,7 +301,7 @@ class Dsm {
   void print_stats(std::FILE* out = stderr) const;
 
  private:
-  void* allocate_bytes(std::size_t bytes, const Placement& placement);
+  void* allocate_bytes(std::size_t bytes, const Placement& placement, Coherence coherence);
 
   class Engine;
   /// The engine, or Errc::not_initialized naming `operation` once the runtime

@@ -163,7 +163,8 @@ typedef struct mpidsm_dsm_stats {
       evictions, diffs, diff_runs, diff_bytes, diff_messages, invalidations, lock_acquires,
       lock_wait_ns, lock_log_overflows, barriers, barrier_ns, mapping_resets, copy_log_overflows,
       barrier_refetches, barrier_updates_sent, syncs, sync_ns, sync_refetches, homes_gained,
-      homes_lost;
+      homes_lost, updates_received, pages_adaptive, pages_invalidate, pages_update,
+      pages_read_mostly, pages_single_writer;
   /** @} */
 } mpidsm_dsm_stats_t; /**< Per-rank DSM counters. */
 
@@ -174,6 +175,23 @@ mpidsm_status_t mpidsm_dsm_destroy(mpidsm_dsm_t* dsm); /**< collective; NULL ign
  * memory reads as zero at first. */
 mpidsm_status_t mpidsm_dsm_alloc(mpidsm_dsm_t dsm, size_t bytes,
                                  const mpidsm_placement_t* placement, void** address);
+/** How the copies of a DSM allocation's pages stay coherent (mpidsm::Coherence,
+ * docs/consistency.md "Coherence policies"). */
+typedef enum mpidsm_coherence {
+  MPIDSM_COHERENCE_ADAPTIVE = 0,     /**< invalidate, homes move, barrier updates (default) */
+  MPIDSM_COHERENCE_INVALIDATE = 1,   /**< write-invalidate only (JIAJIA's protocol) */
+  MPIDSM_COHERENCE_UPDATE = 2,       /**< acquires bring copies up to date in place */
+  MPIDSM_COHERENCE_READ_MOSTLY = 3,  /**< UPDATE, and a miss copies the pages after it */
+  MPIDSM_COHERENCE_SINGLE_WRITER = 4 /**< one writer per page at a time, whole pages home */
+} mpidsm_coherence_t;
+/** mpidsm_dsm_alloc with a coherence policy (an mpidsm_coherence_t, the same
+ * on every rank); mpidsm_dsm_alloc uses MPIDSM_COHERENCE's.
+ * MPIDSM_ERR_INVALID_ARGUMENT for a policy outside the enumeration. */
+mpidsm_status_t mpidsm_dsm_alloc_policy(mpidsm_dsm_t dsm, size_t bytes,
+                                        const mpidsm_placement_t* placement, int policy,
+                                        void** address);
+/** The coherence policy (an mpidsm_coherence_t) of the allocation holding `address`. */
+mpidsm_status_t mpidsm_dsm_coherence_of(mpidsm_dsm_t dsm, const void* address, int* policy);
 mpidsm_status_t mpidsm_dsm_free(mpidsm_dsm_t dsm, void* address); /**< collective */
 /** Release, global barrier, acquire: every write before it is visible after. */
 mpidsm_status_t mpidsm_dsm_barrier(mpidsm_dsm_t dsm);

@@ -4,6 +4,7 @@
 
 #include "mpidsm/language.hpp"
 
+#include "mpidsm/coherence.hpp"
 #include "mpidsm/config.hpp"
 #include "mpidsm/dsm.hpp"
 #include "mpidsm/error.hpp"

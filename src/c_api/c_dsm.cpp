@@ -71,6 +71,38 @@ mpidsm_status_t mpidsm_dsm_alloc(mpidsm_dsm_t dsm, size_t bytes,
   });
 }
 
+static_assert(static_cast<int>(mpidsm::Coherence::adaptive) == MPIDSM_COHERENCE_ADAPTIVE &&
+                  static_cast<int>(mpidsm::Coherence::invalidate) == MPIDSM_COHERENCE_INVALIDATE &&
+                  static_cast<int>(mpidsm::Coherence::update) == MPIDSM_COHERENCE_UPDATE &&
+                  static_cast<int>(mpidsm::Coherence::read_mostly) ==
+                      MPIDSM_COHERENCE_READ_MOSTLY &&
+                  static_cast<int>(mpidsm::Coherence::single_writer) ==
+                      MPIDSM_COHERENCE_SINGLE_WRITER,
+              "mpidsm_coherence_t numbers mpidsm::Coherence's policies alike");
+
+mpidsm_status_t mpidsm_dsm_alloc_policy(mpidsm_dsm_t dsm, size_t bytes,
+                                        const mpidsm_placement_t* placement, int policy,
+                                        void** address) {
+  return guarded([&] {
+    auto& out = require(address, "mpidsm_dsm_alloc_policy: address");
+    out = nullptr;
+    mpidsm::Dsm& d = dsm_of(dsm, "mpidsm_dsm_alloc_policy: dsm");
+    if (policy < MPIDSM_COHERENCE_ADAPTIVE || policy > MPIDSM_COHERENCE_SINGLE_WRITER)
+      throw mpidsm::Error(mpidsm::Errc::invalid_argument, d.rank(),
+                          "mpidsm_dsm_alloc_policy: policy " + std::to_string(policy) +
+                              " is not an mpidsm_coherence_t (0 adaptive .. 4 single_writer)");
+    out = d.allocate<std::byte>(bytes, placement_of(placement, d.rank()),
+                                static_cast<mpidsm::Coherence>(policy));
+  });
+}
+
+mpidsm_status_t mpidsm_dsm_coherence_of(mpidsm_dsm_t dsm, const void* address, int* policy) {
+  return guarded([&] {
+    require(policy, "mpidsm_dsm_coherence_of: policy") =
+        static_cast<int>(dsm_of(dsm, "mpidsm_dsm_coherence_of: dsm").coherence_of(address));
+  });
+}
+
 mpidsm_status_t mpidsm_dsm_free(mpidsm_dsm_t dsm, void* address) {
   return guarded([&] { dsm_of(dsm, "mpidsm_dsm_free: dsm").free(address); });
 }
@@ -167,7 +199,13 @@ mpidsm_status_t mpidsm_dsm_stats(mpidsm_dsm_t dsm, mpidsm_dsm_stats_t* stats) {
            in.sync_ns,
            in.sync_refetches,
            in.homes_gained,
-           in.homes_lost};
+           in.homes_lost,
+           in.updates_received,
+           in.pages_adaptive,
+           in.pages_invalidate,
+           in.pages_update,
+           in.pages_read_mostly,
+           in.pages_single_writer};
     static_assert(sizeof(mpidsm_dsm_stats_t) == sizeof(mpidsm::DsmStats),
                   "the C statistics list every field of DsmStats");
   });

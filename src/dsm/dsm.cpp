@@ -84,9 +84,9 @@ Dsm::Engine& Dsm::live(const char* operation) const {
   return *engine_;
 }
 
-void* Dsm::allocate_bytes(std::size_t bytes, const Placement& placement) {
+void* Dsm::allocate_bytes(std::size_t bytes, const Placement& placement, Coherence coherence) {
   detail::require_mpi_callable(engine_->rank(), "Dsm::allocate");
-  return live("allocate").allocate(bytes, placement);
+  return live("allocate").allocate(bytes, placement, coherence);
 }
 void Dsm::free(void* address) {
   detail::require_mpi_callable(engine_->rank(), "Dsm::free");
@@ -158,6 +158,12 @@ std::size_t Dsm::page_size() const {
 }
 int Dsm::home_of(const void* address) const {
   return live("home_of").home_of(address);
+}
+Coherence Dsm::coherence_of(const void* address) const {
+  return live("coherence_of").coherence_of(address);
+}
+Coherence Dsm::default_coherence() const {
+  return engine_->default_coherence();
 }
 void Dsm::set_home_migration(HomeMigration mode) {
   live("set_home_migration").set_home_migration(mode);

@@ -42,7 +42,9 @@ struct Jia {
   bool started_mpi = false;
   std::optional<mpidsm::Runtime> runtime;
   std::optional<mpidsm::Dsm> dsm;
-  int next_alloc_host = 0;         // jia_alloc's rotating home
+  int next_alloc_host = 0;  // jia_alloc's rotating home
+  // jia_config(WVEC or JIA_COHERENCE): the policy of later allocations.
+  std::optional<mpidsm::Coherence> coherence;
   std::uint64_t random_state = 1;  // jia_alloc_random's, the same on every host
   // jia_config(LOADBAL, ON): jia_divtask divides by `powers`, which
   // jia_loadcheck re-estimates from the time computed since `computing_since`.
@@ -50,6 +52,9 @@ struct Jia {
   std::vector<double> powers;
   Clock::time_point computing_since;
 };
+static_assert(JIA_ADAPTIVE == static_cast<int>(mpidsm::Coherence::adaptive) &&
+                  JIA_SINGLE_WRITER == static_cast<int>(mpidsm::Coherence::single_writer),
+              "the JIA_* policies number mpidsm::Coherence alike");
 Jia* jia = nullptr;
 
 [[noreturn]] void die(const std::string& message) {
@@ -81,7 +86,8 @@ void* allocate(const char* call, int size, const mpidsm::Placement& placement) {
   if (size <= 0) die(std::string(call) + ": size " + std::to_string(size) + " is not positive");
   return run(call, [&](Jia& j) {
     return static_cast<void*>(
-        j.dsm->allocate<std::byte>(static_cast<std::size_t>(size), placement));
+        j.dsm->allocate<std::byte>(static_cast<std::size_t>(size), placement,
+                                   j.coherence.value_or(j.dsm->default_coherence())));
   });
 }
 
@@ -372,13 +378,25 @@ void jia_reduce(char* sendbuf, char* recvbuf, int count, int op, int root) {
 
 void jia_config(int option, int value) {
   Jia& j = state("jia_config");
+  if (option == JIA_COHERENCE) {
+    if (value < JIA_ADAPTIVE || value > JIA_SINGLE_WRITER)
+      die("jia_config: value " + std::to_string(value) +
+          " for JIA_COHERENCE is not a policy (JIA_ADAPTIVE 0 .. JIA_SINGLE_WRITER 4)");
+    j.coherence = static_cast<mpidsm::Coherence>(value);
+    return;
+  }
   if (value != OFF && value != ON)
     die("jia_config: value " + std::to_string(value) + " for option " + std::to_string(option) +
         " is neither ON (1) nor OFF (0)");
   switch (option) {
     case ADWD:       // mpidsm's homes write untracked while nobody copies a page
-    case WVEC:       // diffs are always byte-exact
     case BROADCAST:  // barriers need no broadcast of notices
+      return;
+    case WVEC:  // updates to readers, for the allocations made from now on
+      if (value == ON)
+        j.coherence = mpidsm::Coherence::update;
+      else
+        j.coherence.reset();
       return;
     case LOADBAL:
       // Computing time is measured from here, then from each jia_loadcheck.
@@ -391,7 +409,8 @@ void jia_config(int option, int value) {
       return;
   }
   die("jia_config: unknown option " + std::to_string(option) +
-      " (JIAJIA's are HMIG 0, ADWD 1, BROADCAST 2, LOADBAL 3 and WVEC 4)");
+      " (JIAJIA's are HMIG 0, ADWD 1, BROADCAST 2, LOADBAL 3 and WVEC 4; mpidsm adds "
+      "JIA_COHERENCE 5)");
 }
 
 void jia_divtask(int* begin, int* end) {

@@ -32,6 +32,7 @@ constexpr const char* kBarrierRefetch = "MPIDSM_BARRIER_REFETCH";
 constexpr const char* kFetchByCall = "MPIDSM_FETCH_BY_CALL";
 constexpr const char* kPutByCall = "MPIDSM_PUT_BY_CALL";
 constexpr const char* kHomeMigration = "MPIDSM_HOME_MIGRATION";
+constexpr const char* kCoherence = "MPIDSM_COHERENCE";
 
 constexpr std::array kVariables{
     ConfigVariable{kProgressThread, "auto",
@@ -96,6 +97,10 @@ constexpr std::array kVariables{
                    "diff or notice (JIAJIA's home migration); adaptive waits until the same "
                    "rank was the only writer in two intervals in a row; every rank must use "
                    "the same value"},
+    ConfigVariable{kCoherence, "adaptive",
+                   "adaptive|invalidate|update|read_mostly|single_writer: the coherence policy "
+                   "of DSM allocations that name none (docs/consistency.md, \"Coherence "
+                   "policies\"); every rank must use the same value"},
 };
 
 [[noreturn]] void bad_value(const char* variable, const std::string& value, const char* allowed) {
@@ -143,6 +148,22 @@ const char* to_string(HomeMigration mode) {
       return "adaptive";
     case HomeMigration::on:
       return "on";
+  }
+  return "?";
+}
+
+const char* to_string(Coherence policy) {
+  switch (policy) {
+    case Coherence::adaptive:
+      return "adaptive";
+    case Coherence::invalidate:
+      return "invalidate";
+    case Coherence::update:
+      return "update";
+    case Coherence::read_mostly:
+      return "read_mostly";
+    case Coherence::single_writer:
+      return "single_writer";
   }
   return "?";
 }
@@ -253,6 +274,19 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
     else
       bad_value(kHomeMigration, text, "one of off, adaptive, on");
   }
+  if (const char* v = lookup(kCoherence)) {
+    const std::string text(v);
+    bool known = false;
+    for (Coherence policy : {Coherence::adaptive, Coherence::invalidate, Coherence::update,
+                             Coherence::read_mostly, Coherence::single_writer})
+      if (text == to_string(policy)) {
+        config.coherence = policy;
+        known = true;
+      }
+    if (!known)
+      bad_value(kCoherence, text,
+                "one of adaptive, invalidate, update, read_mostly, single_writer");
+  }
   if (const char* v = lookup(kDirectAccess)) {
     std::string text(v);
     if (text == "auto" || text == "on")
@@ -289,6 +323,7 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
       {kFetchByCall, fetch_by_call ? "1" : "0"},
       {kPutByCall, put_by_call ? "1" : "0"},
       {kHomeMigration, to_string(home_migration)},
+      {kCoherence, to_string(coherence)},
   };
 }
 

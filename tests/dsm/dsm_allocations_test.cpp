@@ -28,6 +28,22 @@ TEST(Allocations, PlacedHomesFollowEachAllocationsPlacement) {
   EXPECT_EQ(allocations.placed_home(touched), decided_at_first_touch);
 }
 
+TEST(Allocations, EachAllocationKeepsItsCoherencePolicy) {
+  Allocations allocations(16, kPage, 2, 0);
+  allocations.add(2 * kPage, Placement::block());
+  EXPECT_TRUE(allocations.all_adaptive());
+  allocations.add(3 * kPage, Placement::on(1), Coherence::single_writer);
+  EXPECT_FALSE(allocations.all_adaptive());
+  EXPECT_EQ(allocations.coherence_of(1), Coherence::adaptive);
+  EXPECT_EQ(allocations.coherence_of(4), Coherence::single_writer);
+  EXPECT_FALSE(allocations.coherence_of(5)) << "past every allocation";
+  EXPECT_NE(Allocations::digest(kPage, Placement::block(), Coherence::update),
+            Allocations::digest(kPage, Placement::block(), Coherence::invalidate));
+  allocations.remove(2);
+  EXPECT_TRUE(allocations.all_adaptive());
+  EXPECT_FALSE(allocations.coherence_of(3));
+}
+
 TEST(Allocations, FreedPagesAreReusedAndLeaveAGap) {
   Allocations allocations(16, kPage, 2, 0);
   allocations.add(4 * kPage, Placement::block());  // pages 0..3

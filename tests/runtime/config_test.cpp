@@ -166,5 +166,17 @@ TEST(Config, HomeMigration) {
   EXPECT_STREQ(to_string(HomeMigration::adaptive), "adaptive");
 }
 
+TEST(Config, Coherence) {
+  EXPECT_EQ(parse({}).coherence, Coherence::adaptive);
+  for (Coherence policy : {Coherence::adaptive, Coherence::invalidate, Coherence::update,
+                           Coherence::read_mostly, Coherence::single_writer})
+    EXPECT_EQ(parse({{"MPIDSM_COHERENCE", to_string(policy)}}).coherence, policy);
+  EXPECT_STREQ(to_string(Coherence::single_writer), "single_writer");
+  EXPECT_NE(config_error({{"MPIDSM_COHERENCE", "eager"}})
+                .find("MPIDSM_COHERENCE='eager' is invalid: expected one of adaptive, invalidate, "
+                      "update, read_mostly, single_writer"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace mpidsm

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <optional>
+#include <utility>
 
 #include "common/mpi_exchange.hpp"
 #include "dsm/test_hooks.hpp"
@@ -41,7 +42,8 @@ void Dsm::Engine::barrier() {
   barrier_ticks_.store(
       barrier_ticks_.load(std::memory_order_relaxed) + (detail::TickClock::now() - start),
       std::memory_order_relaxed);
-  pass_on_abandoned_locks();  // granted while this rank waited here
+  pass_on_abandoned_locks();                             // granted while this rank waited here
+  if (race_) throw *std::exchange(race_, std::nullopt);  // complete on every rank, as here
 }
 
 // Phase 1. Every diff is complete at its home (release flushed) before
@@ -70,6 +72,8 @@ Dsm::Engine::BarrierEntry Dsm::Engine::release_for_barrier(BarrierScratch& x) {
   }
   // The notices travel now; a page released again meanwhile is noticed afresh.
   x.outgoing.swap(notices_);
+  acquired_since_barrier_ = false;  // writes from here on are the next interval's
+  mark_unsynchronised(x);
   append_unchanged_notices(x);
   mark_copies_held(x);
   forget_notices(x.outgoing);
@@ -158,6 +162,7 @@ void Dsm::Engine::acquire_barrier_notices(const BarrierScratch& x, const Barrier
   // The barrier delivered these to everyone; later ones wait for the next unlock.
   forget_lock_notices(lock_notices_before);
   std::span<const detail::HomeMoves::Move> moves;
+  if (total > 0) find_write_races(x);
   if (total > 0)
     moves = moves_.decide(epoch_.load(std::memory_order_relaxed), counts.moves, x.incoming, x.sizes,
                           x.offsets, [this](std::size_t page) { return home_of_page(page); });
@@ -168,8 +173,9 @@ void Dsm::Engine::acquire_barrier_notices(const BarrierScratch& x, const Barrier
       const std::size_t page = detail::ReleaseNotice::page(*it);
       if ((*it & detail::ReleaseNotice::unchanged) || (!moves.empty() && moves_.moving(page)))
         continue;
-      const bool kept =
-          (*it & detail::ReleaseNotice::possibly_written) ? keep_counted(page) : await_update(page);
+      const bool kept = keeps_copies(page) ? await_update(page) || refresh_later(page)
+                        : (*it & detail::ReleaseNotice::possibly_written) ? keep_counted(page)
+                                                                          : await_update(page);
       if (!kept) invalidate(page);
     }
   }
@@ -178,9 +184,11 @@ void Dsm::Engine::acquire_barrier_notices(const BarrierScratch& x, const Barrier
       finish_updates(x, false, total);
     } catch (...) {
       install_updates();  // what arrived; the other awaited pages leave the cache
+      drop_refreshes();   // and so do those waiting for a refresh
       throw;
     }
     install_updates();
+    refresh_barrier_copies();
   } catch (...) {
     move_homes(moves);
     throw;

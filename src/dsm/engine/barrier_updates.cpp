@@ -31,11 +31,15 @@ namespace mpidsm {
 bool Dsm::Engine::used_through_ucx(std::size_t page) {
   return barrier_refetch_ && state_[page] == PageState::cached &&
          cache_.entry(page).fetched_in == epoch_.load(std::memory_order_relaxed) &&
-         used_since_updated(page);
+         !mapped_master_[static_cast<std::size_t>(home_of_page(page))] && used_since_updated(page);
 }
 
+// A page whose policy keeps copies is brought up to date whether used or
+// not; an invalidate page never is.
 bool Dsm::Engine::used_since_updated(std::size_t page) {
   if (state_[page] != PageState::cached || pinned(page)) return false;
+  if (keeps_copies(page)) return true;
+  if (policy_of_page(page) == Coherence::invalidate) return false;
   if (mapped_master_[static_cast<std::size_t>(home_of_page(page))]) return false;  // a memcpy away
   return !cache_.entry(page).refetched || touched_since_mapped(page);
 }
@@ -126,8 +130,8 @@ void Dsm::Engine::install_updates() {
     updates_.note_fetched(page);
     ++stats_.barrier_refetches;
   });
-  for (std::size_t page : updates_.awaited_pages())
-    if (listed_[page] & kAwaitingUpdate) invalidate(page);  // noticed, but its home sent no bytes
+  for (std::size_t page : updates_.awaited_pages())  // noticed, but its home sent no bytes
+    if ((listed_[page] & kAwaitingUpdate) && !refresh_later(page)) invalidate(page);
   forget_updates();
 }
 

@@ -34,22 +34,26 @@ void Dsm::Engine::record_notice(std::size_t page, bool possibly_written) {
 }
 
 void Dsm::Engine::record_unchanged(std::size_t page) {
-  if (moves_.mode() == HomeMigration::off || (listed_[page] & (kInNotices | kInUnchanged))) return;
+  if (moves_.mode() == HomeMigration::off || (listed_[page] & (kInNotices | kInUnchanged)) ||
+      policy_of_page(page) != Coherence::adaptive)
+    return;
   listed_[page] |= kInUnchanged;
   unchanged_.push_back(page);
 }
 
 // Puts the changed runs of a dirty remote page home (completion at the next
-// flush of its home), frees its twin, records the notice. The view becomes
-// read-only first, so a concurrent writer faults and waits for the lock.
+// flush of its home), frees its twin, records the notice; a page without a
+// twin (single_writer) goes whole. The view becomes read-only first, so a
+// concurrent writer faults and waits for the lock.
 void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
   if (!already_read_only) protect(page, 1, PROT_READ);
   const std::size_t base = page * page_size_;
   const int home = home_of_page(page);
   std::byte* direct = mapped_master_[static_cast<std::size_t>(home)];
   const detail::DiffShape shape =
-      direct ? detail::store_changed_bytes(twin(page), master(page), direct + base, page_size_)
-             : diffs_.add(home, page, twin(page), master(page));
+      cache_.entry(page).twin == detail::PageCache::none ? write_whole_page(page, master(page))
+      : direct ? detail::store_changed_bytes(twin(page), master(page), direct + base, page_size_)
+               : diffs_.add(home, page, twin(page), master(page));
   stats_.diff_runs += shape.runs;
   stats_.diff_bytes += shape.bytes;
   ++stats_.diffs;
@@ -71,8 +75,18 @@ void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
 // Its changes up to a snapshot go home and the snapshot becomes its twin:
 // a byte written after (or while) the snapshot was taken differs from the
 // new twin and goes home at the next release. The puts read the twin, which
-// stays unchanged until then.
+// stays unchanged until then. A page without a twin (single_writer) takes
+// one, the snapshot, and goes home whole from it.
 void Dsm::Engine::release_pinned(std::size_t page) {
+  if (cache_.entry(page).twin == detail::PageCache::none) {
+    cache_.entry(page).twin = twins_.take();
+    std::memcpy(twin(page), master(page), page_size_);
+    write_whole_page(page, twin(page));
+    ++stats_.diff_runs;
+    stats_.diff_bytes += page_size_;
+    ++stats_.diffs;
+    return record_notice(page);
+  }
   std::byte* snapshot = scratch_.data();
   std::memcpy(snapshot, master(page), page_size_);
   std::byte* old = twin(page);
@@ -216,11 +230,13 @@ void Dsm::Engine::invalidate(std::size_t page) {
 // Copies into a pinned page only the bytes its home holds differently from
 // what this rank last released (its twin, or the page when clean): bytes a
 // transfer is writing here are this rank's, which no other rank may write
-// in the same interval, so they are never touched.
+// in the same interval, so they are never touched. A dirty page without a
+// twin (single_writer) is this rank's to write until its release: it stays.
 void Dsm::Engine::refresh_in_place(std::size_t page) {
+  const bool dirty = state_[page] == PageState::dirty;
+  if (dirty && cache_.entry(page).twin == detail::PageCache::none) return;
   std::byte* home_copy = scratch_.data();
   fetch_home_copy(page, home_copy);
-  const bool dirty = state_[page] == PageState::dirty;
   std::byte* reference = dirty ? twin(page) : master(page);
   detail::for_each_changed_run(reference, home_copy, page_size_,
                                [&](std::size_t offset, std::size_t length) {

@@ -33,6 +33,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       max_checking_pages_(settings.max_checking_pages),
       print_stats_at_exit_(settings.print_stats),
       barrier_refetch_(settings.barrier_refetch),
+      default_coherence_(settings.coherence),
       track_prefetch_use_(settings.print_stats),
       mappable_(transport_, runtime.config().direct_access),
       region_(runtime.comm(), transport_, settings.size, mappable_),
@@ -67,6 +68,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   dirty_.reserve(pages_);
   notices_.reserve(pages_);
   unchanged_.reserve(pages_);
+  unsynced_.reserve(pages_);
   lock_notices_.reserve(pages_);
   acquired_notices_.reserve(detail::LockRecordLayout::ring_entries);
   counted_uncached_.reserve(cache_.capacity());
@@ -99,19 +101,20 @@ void Dsm::Engine::abandon_transport() {
   master_ = MemoryRegion();
 }
 
-void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {
+void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement, Coherence coherence) {
   detail::check_not_forked(rank_, "Dsm::allocate");
   MPI_Comm comm = runtime_.comm();
   // Every rank must describe the same allocation.
-  const long long mine[] = {static_cast<long long>(bytes),
-                            static_cast<long long>(detail::Allocations::digest(bytes, placement))};
+  const long long mine[] = {
+      static_cast<long long>(bytes),
+      static_cast<long long>(detail::Allocations::digest(bytes, placement, coherence))};
   const detail::ValueRange agreed = detail::value_range(comm, rank_, mine, "Dsm::allocate");
   if (!agreed.uniform())
-    throw Error(Errc::collective_mismatch, rank_,
-                "Dsm::allocate: ranks passed different sizes or placements (sizes " +
-                    std::to_string(agreed.low[0]) + " to " + std::to_string(agreed.high[0]) +
-                    " bytes)");
-  allocations_.check(bytes, placement);
+    throw Error(
+        Errc::collective_mismatch, rank_,
+        "Dsm::allocate: ranks passed different sizes, placements or coherence policies (sizes " +
+            std::to_string(agreed.low[0]) + " to " + std::to_string(agreed.high[0]) + " bytes)");
+  allocations_.check(bytes, placement, coherence);
   // The local part may fail on one rank only (an mprotect refused): every
   // rank then undoes its part, and nobody keeps a half-recorded allocation.
   std::optional<Error> failure;
@@ -120,7 +123,8 @@ void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement) {
   {
     detail::EngineLock guard(mutex_);
     try {
-      const detail::Allocations::Allocation& allocation = allocations_.add(bytes, placement);
+      const detail::Allocations::Allocation& allocation =
+          allocations_.add(bytes, placement, coherence);
       added = true;
       first = allocation.first;
       pages = allocation.pages;
@@ -264,6 +268,15 @@ void Dsm::Engine::unmap(std::size_t first, std::size_t pages) {
   }
 }
 
+Coherence Dsm::Engine::coherence_of(const void* address) const {
+  if (!region_.contains(address))
+    throw Error(Errc::unregistered, rank_, "Dsm::coherence_of: address is outside the DSM region");
+  const std::optional<Coherence> policy = allocations_.coherence_of(page_of(address));
+  if (!policy)
+    throw Error(Errc::unregistered, rank_, "Dsm::coherence_of: address is in no DSM allocation");
+  return *policy;
+}
+
 int Dsm::Engine::home_of(const void* address) {
   if (!region_.contains(address))
     throw Error(Errc::unregistered, rank_, "Dsm::home_of: address is outside the DSM region");
@@ -347,6 +360,12 @@ DsmStats Dsm::Engine::stats() {
   snapshot.barrier_ns = clock_.to_ns(barrier_ticks_.load(std::memory_order_relaxed));
   snapshot.lock_wait_ns = clock_.to_ns(lock_wait_ticks_.load(std::memory_order_relaxed));
   snapshot.sync_ns = clock_.to_ns(sync_ticks_.load(std::memory_order_relaxed));
+  for (const detail::Allocations::Allocation& a : allocations_.list()) {
+    std::uint64_t* pages[] = {&snapshot.pages_adaptive, &snapshot.pages_invalidate,
+                              &snapshot.pages_update, &snapshot.pages_read_mostly,
+                              &snapshot.pages_single_writer};
+    *pages[static_cast<std::size_t>(a.coherence)] += a.pages;
+  }
   // Prefetched pages still cached are classified now, without settling them.
   if (track_prefetch_use_)
     cache_.for_each([&](std::size_t page) {

@@ -39,6 +39,7 @@
 #include "dsm/placement/placement.hpp"
 #include "dsm/protocol/barrier_exchange.hpp"
 #include "dsm/protocol/barrier_updates.hpp"
+#include "dsm/protocol/diff.hpp"
 #include "dsm/protocol/diff_batches.hpp"
 #include "dsm/protocol/home_moves.hpp"
 #include "dsm/protocol/lock_holders.hpp"
@@ -80,7 +81,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   // mappings.
   void abandon_transport();
 
-  void* allocate(std::size_t bytes, const Placement& placement);
+  void* allocate(std::size_t bytes, const Placement& placement, Coherence coherence);
   void free(void* address);
   void barrier();
   void sync_with(std::span<const int> peers);
@@ -95,6 +96,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   // bytes > 0, lies inside the region.
   void check_in_region(const void* address, std::size_t bytes, const char* operation) const;
   int home_of(const void* address);
+  Coherence coherence_of(const void* address) const;
+  Coherence default_coherence() const { return default_coherence_; }
   void set_home_migration(HomeMigration mode);
   DsmStats stats();
   void print_stats(std::FILE* out);
@@ -191,8 +194,48 @@ class Dsm::Engine final : public detail::FaultTarget {
   void flush_written_homes();
   void invalidate(std::size_t page);
   void refresh_in_place(std::size_t page);
-  void invalidate_all_cached();
   using BarrierScratch = detail::BarrierExchange::Scratch;
+  // policies.cpp: what each allocation's Coherence changes.
+  // The policy of `page` (adaptive outside any allocation); no lookup while
+  // every allocation is adaptive.
+  Coherence policy_of_page(std::size_t page) const {
+    return allocations_.all_adaptive()
+               ? Coherence::adaptive
+               : allocations_.coherence_of(page).value_or(Coherence::adaptive);
+  }
+  // update and read_mostly: an acquire brings a copy up to date, not drops it.
+  bool keeps_copies(std::size_t page) const {
+    const Coherence policy = policy_of_page(page);
+    return policy == Coherence::update || policy == Coherence::read_mostly;
+  }
+  // For another rank's notice at an acquire: a clean copy of a page whose
+  // policy keeps copies joins refresh_ (brought up to date by
+  // refresh_copies) instead of leaving the cache; false for any other page.
+  bool refresh_later(std::size_t page);
+  // At a barrier, after its updates: refresh_'s pages, fetched afresh, are
+  // candidates for the next barrier's subscriptions.
+  void refresh_barrier_copies();
+  // After a failure: refresh_'s pages leave the cache instead.
+  void drop_refreshes();
+  // A write fault on a single_writer page before any acquire since the
+  // last barrier: its notice will say so (ReleaseNotice::unsynchronised).
+  void note_write(std::size_t page) {
+    if (acquired_since_barrier_ || (listed_[page] & kUnsynced) ||
+        policy_of_page(page) != Coherence::single_writer)
+      return;
+    listed_[page] |= kUnsynced;
+    unsynced_.push_back(page);
+  }
+  // Marks this rank's notices (x.outgoing) of pages note_write marked; a
+  // marked page with no notice (a home page nobody copied: written in
+  // place) joins them as an unchanged one, which only find_write_races reads.
+  void mark_unsynchronised(BarrierScratch& x);
+  // Two ranks' unsynchronised notices of one single_writer page: race_
+  // names them (barrier() throws it once complete, on every rank alike).
+  void find_write_races(const BarrierScratch& x);
+  // A single_writer page goes home whole (it has no twin), from `bytes`.
+  detail::DiffShape write_whole_page(std::size_t page, const std::byte* bytes);
+  void invalidate_all_cached();
   // barrier_updates.cpp (the engine's side of protocol/barrier_updates.hpp)
   // At a barrier's start, after the release (x.outgoing: this rank's
   // notices): subscribes to the pages used since the last barrier
@@ -254,7 +297,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   class SyncPages;  // the pages as the sync's acquire sees them
   // Gets `pages` (cached, each counted at its home already) afresh into
   // their copies; the list is emptied. On an error they leave the cache.
-  void refresh_copies(std::vector<std::size_t>& pages);
+  // Returns how many it brought up to date; a mapped home's are copied.
+  std::size_t refresh_copies(std::vector<std::size_t>& pages);
   // locks.cpp
   // Errc::out_of_range naming `operation` and `what` ("lock", "flag") unless
   // id < lock_count().
@@ -330,6 +374,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::size_t max_checking_pages_;
   bool print_stats_at_exit_;
   bool barrier_refetch_;            // DsmSettings::barrier_refetch
+  Coherence default_coherence_;     // DsmSettings::coherence
   bool track_prefetch_use_;         // statistics on: tell used from unused prefetched pages
   detail::MappablePeers mappable_;  // before everything shared that peers may map
   detail::DsmRegion region_;
@@ -362,11 +407,14 @@ class Dsm::Engine final : public detail::FaultTarget {
   static constexpr std::uint8_t kSubscribed = 16, kAwaitingUpdate = 32;
   // In unchanged_.
   static constexpr std::uint8_t kInUnchanged = 64;
+  // Written before any acquire since the last barrier (note_write).
+  static constexpr std::uint8_t kUnsynced = 128;
   detail::TwinSlots twins_;                         // one per cache slot
   std::vector<std::byte> scratch_;                  // one page: snapshots and refreshes
   detail::LazyVector<std::size_t> dirty_;           // pages written since the last release
   detail::LazyVector<std::int64_t> notices_;        // pages released since the last barrier
   detail::LazyVector<std::size_t> unchanged_;       // pages written unchanged since then
+  detail::LazyVector<std::size_t> unsynced_;        // pages note_write marked since then
   detail::LazyVector<std::uint64_t> lock_notices_;  // pages released since the last unlock
   std::vector<std::uint64_t> acquired_notices_;     // scratch for lock()
   std::vector<std::size_t> batch_;                  // scratch for fetches
@@ -375,7 +423,10 @@ class Dsm::Engine final : public detail::FaultTarget {
   detail::MissStreams streams_;
   std::vector<bool> homes_written_;  // per rank: a flush is due
   detail::PairwiseSync sync_;
-  std::vector<std::size_t> sync_refresh_;  // pages a sync fetches afresh
+  std::vector<std::size_t> refresh_;     // pages an acquire fetches afresh (refresh_copies)
+  bool acquired_since_barrier_ = false;  // a lock, flag or sync acquired since (note_write)
+  std::vector<std::pair<std::size_t, std::size_t>> unsynced_writes_;  // (page, writer) scratch
+  std::optional<Error> race_;  // find_write_races' finding, thrown at the barrier's end
   detail::LockHolders holders_;
   std::atomic<std::uint64_t> epoch_{1};  // barriers completed + 1; lock logs are per epoch
   detail::PageTouches touches_;          // whether a prefetched or updated page was touched

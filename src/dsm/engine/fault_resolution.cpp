@@ -128,6 +128,7 @@ detail::FaultOutcome Dsm::Engine::resolve(std::size_t page, detail::FaultAccess 
       if (home == -1) return FaultOutcome::not_ours;    // no allocation: a real crash
       const bool write = access == FaultAccess::write;  // unknown: read first, a write refaults
       ++(write ? stats_.write_faults : stats_.read_faults);
+      if (write) note_write(page);
       if (home == detail::HomeDirectory::undecided) home = directory_.claim(page);
       if (home == rank_) {  // first touch: this rank's zero page is the master
         become_home(page);
@@ -141,6 +142,7 @@ detail::FaultOutcome Dsm::Engine::resolve(std::size_t page, detail::FaultAccess 
     }
     case PageState::home_parked:
       ++(access == FaultAccess::write ? stats_.write_faults : stats_.read_faults);
+      if (access == FaultAccess::write) note_write(page);
       map_home(page, access == FaultAccess::write);
       return FaultOutcome::resolved;
     case PageState::cached:
@@ -149,6 +151,7 @@ detail::FaultOutcome Dsm::Engine::resolve(std::size_t page, detail::FaultAccess 
       // mapped it while this one waited (which x86 tells apart).
       if (access == FaultAccess::read) return FaultOutcome::already_accessible;
       ++stats_.write_faults;
+      note_write(page);
       if (state_[page] == PageState::home_clean) {
         map_home(page, true);
         if (state_[page] == PageState::home_exclusive) free_following_home_pages(page);
@@ -183,7 +186,11 @@ void Dsm::Engine::map_home(std::size_t page, bool write) {
 // following cached pages are twinned and made writable with it, in one
 // mprotect, as a stream of write misses fetches ahead (fetch()).
 void Dsm::Engine::write_cached(std::size_t page) {
-  auto cached = [&](std::size_t q) { return state_[q] == PageState::cached && !pinned(q); };
+  // A single_writer page is written home whole: one not written must not be.
+  auto cached = [&](std::size_t q) {
+    return state_[q] == PageState::cached && !pinned(q) &&
+           policy_of_page(q) != Coherence::single_writer;
+  };
   const std::size_t count =
       1 + (streams_.continues(page, true) ? pages_following(page, batch_.size() - 1, cached) : 0);
   for (std::size_t q = page; q < page + count; ++q) {
@@ -221,10 +228,17 @@ std::size_t Dsm::Engine::fetch(std::size_t page, int home, bool for_write) {
   auto wanted = [&](std::size_t q) {
     return state_[q] == PageState::invalid && home_of_page(q) == home;
   };
-  if (for_write && ahead > 0 && streams_.continues(page, true)) {
-    for (const std::size_t n = 1 + pages_following(page, ahead, wanted); count < n; ++count)
+  const Coherence policy = policy_of_page(page);
+  if (for_write && ahead > 0 && policy != Coherence::single_writer &&
+      streams_.continues(page, true)) {
+    auto also_written = [&](std::size_t q) {
+      return wanted(q) && policy_of_page(q) != Coherence::single_writer;
+    };
+    for (const std::size_t n = 1 + pages_following(page, ahead, also_written); count < n; ++count)
       batch_[count] = page + count;
-  } else if (!for_write && ahead > 0 && streams_.continues(page, false)) {
+  } else if (!for_write && ahead > 0 &&
+             (policy == Coherence::read_mostly || streams_.continues(page, false))) {
+    // A read_mostly miss copies what follows it at once: every rank reads it.
     count =
         detail::select_prefetch(page, pages_, ahead, max_checking_pages_, wanted, batch_.data());
   }
@@ -398,6 +412,7 @@ void Dsm::Engine::drop_registration(std::size_t page) {
 // them all writable (after their twins: no write can slip in before).
 void Dsm::Engine::make_twins(std::size_t first, std::size_t count) {
   for (std::size_t page = first; page < first + count; ++page) {
+    if (policy_of_page(page) == Coherence::single_writer) continue;  // written home whole
     cache_.entry(page).twin = twins_.take();
     std::memcpy(twin(page), master(page), page_size_);
   }

@@ -32,12 +32,14 @@ void Dsm::Engine::append_unchanged_notices(BarrierScratch& x) {
   unchanged_.clear();
 }
 
-// Copies cached (not dirty: the release just diffed them) and not pinned.
+// Copies cached (not dirty: the release just diffed them) and not pinned,
+// of adaptive allocations (no other policy moves homes).
 void Dsm::Engine::mark_copies_held(BarrierScratch& x) {
   if (moves_.mode() == HomeMigration::off) return;
   for (std::int64_t& notice : x.outgoing) {
     const std::size_t page = detail::ReleaseNotice::page(notice);
-    if (state_[page] == PageState::cached && !pinned(page))
+    if (state_[page] == PageState::cached && !pinned(page) &&
+        policy_of_page(page) == Coherence::adaptive)
       notice |= detail::ReleaseNotice::writer_holds_copy;
   }
 }

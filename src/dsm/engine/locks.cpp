@@ -102,9 +102,13 @@ void Dsm::Engine::acquire_lock(std::size_t id, bool wait_for_threads) {
     }
     detail::EngineLock guard(mutex_);
     acquired_notices_.clear();
+    acquired_since_barrier_ = true;
     if (locks_.read_new_notices(id, epoch_, acquired_notices_)) {
-      for (std::uint64_t notice : acquired_notices_)
-        if (detail::notice_writer(notice) != rank_) invalidate(detail::notice_page(notice));
+      for (std::uint64_t notice : acquired_notices_) {
+        const std::size_t page = detail::notice_page(notice);
+        if (detail::notice_writer(notice) != rank_ && !refresh_later(page)) invalidate(page);
+      }
+      stats_.updates_received += refresh_copies(refresh_);
     } else {
       ++stats_.lock_log_overflows;
       invalidate_all_cached();

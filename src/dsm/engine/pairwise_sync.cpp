@@ -60,8 +60,9 @@ void Dsm::Engine::sync_with(std::span<const int> peers) {
   // will not send them again): a page they name left alone would stay stale.
   {
     detail::EngineLock guard(mutex_);
-    sync_.acquire(peers, pages, sync_refresh_);
-    refresh_copies(sync_refresh_);
+    acquired_since_barrier_ = true;
+    sync_.acquire(peers, pages, refresh_);
+    stats_.sync_refetches += refresh_copies(refresh_);
   }
   if (failure) throw *failure;
   if (failed_peer >= 0) {
@@ -74,8 +75,8 @@ void Dsm::Engine::sync_with(std::span<const int> peers) {
   sync_ticks_.fetch_add(detail::TickClock::now() - start, std::memory_order_relaxed);
 }
 
-void Dsm::Engine::refresh_copies(std::vector<std::size_t>& pages) {
-  if (pages.empty()) return;
+std::size_t Dsm::Engine::refresh_copies(std::vector<std::size_t>& pages) {
+  if (pages.empty()) return 0;
   std::sort(pages.begin(), pages.end(),
             [this](std::size_t a, std::size_t b) { return home_then_page(a, b); });
   pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
@@ -92,7 +93,9 @@ void Dsm::Engine::refresh_copies(std::vector<std::size_t>& pages) {
   };
   try {
     for_each_run([&](int home, std::size_t first, std::size_t count) {
-      if (page_calls_.used())
+      if (const std::byte* direct = mapped_master_[static_cast<std::size_t>(home)])
+        std::memcpy(master(first), direct + first * page_size_, count * page_size_);
+      else if (page_calls_.used())
         page_calls_.ask(home, first, count, false, gets_);
       else
         gets_.push_back(transport_.get_nb(home, master_, first * page_size_, master(first),
@@ -109,8 +112,9 @@ void Dsm::Engine::refresh_copies(std::vector<std::size_t>& pages) {
     throw;
   }
   for_each_run([&](int, std::size_t first, std::size_t count) { watch_updated(first, count); });
-  stats_.sync_refetches += pages.size();
+  const std::size_t refreshed = pages.size();
   pages.clear();
+  return refreshed;
 }
 
 }  // namespace mpidsm

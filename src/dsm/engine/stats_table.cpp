@@ -11,10 +11,12 @@ void Dsm::Engine::print_stats(std::FILE* out) {
   const DsmStats mine = stats();
   std::vector<std::uint64_t> values;
   std::vector<const char*> names;
-  mine.for_each([&](const char* name, std::uint64_t value) {
+  auto add = [&](const char* name, std::uint64_t value) {
     names.push_back(name);
     values.push_back(value);
-  });
+  };
+  mine.for_each(add);
+  mine.for_each_gauge(add);
   const int ranks = runtime_.size();
   std::vector<std::uint64_t> all(rank_ == 0 ? values.size() * static_cast<std::size_t>(ranks) : 0);
   detail::gather(runtime_.comm(), rank_, values.data(), all.data(), static_cast<int>(values.size()),

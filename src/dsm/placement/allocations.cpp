@@ -18,8 +18,12 @@ bool before(std::size_t page, const Allocations::Allocation& a) {
 Allocations::Allocations(std::size_t pages, std::size_t page_size, int ranks, int rank)
     : page_size_(page_size), ranks_(ranks), rank_(rank), pages_(pages, 1) {}
 
-void Allocations::check(std::size_t bytes, const Placement& placement) const {
+void Allocations::check(std::size_t bytes, const Placement& placement, Coherence coherence) const {
   if (bytes == 0) throw Error(Errc::invalid_argument, rank_, "Dsm::allocate: size is 0");
+  if (static_cast<unsigned>(coherence) > static_cast<unsigned>(Coherence::single_writer))
+    throw Error(Errc::invalid_argument, rank_,
+                "Dsm::allocate: coherence policy " +
+                    std::to_string(static_cast<unsigned>(coherence)) + " is not a Coherence");
   auto outside = [&](int rank, const std::string& what) {
     return Error(Errc::invalid_rank, rank_,
                  "Dsm::allocate: " + what + std::to_string(rank) +
@@ -60,13 +64,14 @@ void Allocations::check(std::size_t bytes, const Placement& placement) const {
 }
 
 // FNV-1a over every field, the block list included.
-std::uint64_t Allocations::digest(std::size_t bytes, const Placement& placement) {
+std::uint64_t Allocations::digest(std::size_t bytes, const Placement& placement,
+                                  Coherence coherence) {
   std::uint64_t digest = 1469598103934665603ull;
   auto mix = [&](std::uint64_t v) { digest = (digest ^ v) * 1099511628211ull; };
   for (std::uint64_t v :
        {static_cast<std::uint64_t>(bytes), static_cast<std::uint64_t>(placement.kind),
         static_cast<std::uint64_t>(placement.pages_per_block),
-        static_cast<std::uint64_t>(placement.rank)})
+        static_cast<std::uint64_t>(placement.rank), static_cast<std::uint64_t>(coherence)})
     mix(v);
   if (placement.kind == Placement::Kind::blocks && placement.block_list)
     for (const PlacementBlock& block : *placement.block_list) {
@@ -76,7 +81,8 @@ std::uint64_t Allocations::digest(std::size_t bytes, const Placement& placement)
   return digest;
 }
 
-const Allocations::Allocation& Allocations::add(std::size_t bytes, const Placement& placement) {
+const Allocations::Allocation& Allocations::add(std::size_t bytes, const Placement& placement,
+                                                Coherence coherence) {
   const std::size_t pages = (bytes + page_size_ - 1) / page_size_;
   const std::optional<std::size_t> first = pages_.allocate(pages);
   if (!first)
@@ -85,15 +91,20 @@ const Allocations::Allocation& Allocations::add(std::size_t bytes, const Placeme
                     " bytes do not fit the DSM region (MPIDSM_DSM_SIZE=" +
                     std::to_string(pages_.capacity() * page_size_) + ", largest free " +
                     std::to_string(pages_.largest_free() * page_size_) + " bytes)");
+  if (coherence != Coherence::adaptive) ++others_;
   return *list_.insert(std::upper_bound(list_.begin(), list_.end(), *first, before),
-                       Allocation{*first, pages, placement,
+                       Allocation{*first, pages, placement, coherence,
                                   placement.kind == Placement::Kind::blocks
                                       ? block_starts(*placement.block_list, page_size_)
                                       : BlockStarts{}});
 }
 
 void Allocations::remove(std::size_t first) {
-  std::erase_if(list_, [&](const Allocation& a) { return a.first == first; });
+  std::erase_if(list_, [&](const Allocation& a) {
+    if (a.first != first) return false;
+    if (a.coherence != Coherence::adaptive) --others_;
+    return true;
+  });
   pages_.free(first);
 }
 
@@ -110,6 +121,12 @@ int Allocations::placed_home(std::size_t page) const {
   const Allocation* a = at_or_before(page);
   if (!a || page >= a->first + a->pages) return -1;
   return a->home(page - a->first, ranks_);
+}
+
+std::optional<Coherence> Allocations::coherence_of(std::size_t page) const {
+  const Allocation* a = at_or_before(page);
+  if (!a || page >= a->first + a->pages) return std::nullopt;
+  return a->coherence;
 }
 
 std::optional<std::size_t> Allocations::first_unallocated(std::size_t first,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/heap_allocator.hpp"
+#include "mpidsm/coherence.hpp"
 #include "placement.hpp"
 
 namespace mpidsm::detail {
@@ -20,6 +21,7 @@ class Allocations {
     std::size_t first;  // page
     std::size_t pages;
     Placement placement;
+    Coherence coherence;
     BlockStarts starts;  // Placement::blocks
     // The home of the allocation's page `index`.
     int home(std::size_t index, int ranks) const {
@@ -34,14 +36,17 @@ class Allocations {
   // Errc::invalid_argument or Errc::invalid_rank unless `placement` can home
   // an allocation of `bytes` bytes (0 bytes never can). The same on every
   // rank, as the arguments agree.
-  void check(std::size_t bytes, const Placement& placement) const;
+  void check(std::size_t bytes, const Placement& placement,
+             Coherence coherence = Coherence::adaptive) const;
   // A number every rank computes alike from the same arguments, for checking
   // that they passed the same ones.
-  static std::uint64_t digest(std::size_t bytes, const Placement& placement);
+  static std::uint64_t digest(std::size_t bytes, const Placement& placement,
+                              Coherence coherence = Coherence::adaptive);
 
   // Records an allocation of `bytes` (valid until the next add or remove);
   // Errc::no_memory when no free run of pages is long enough.
-  const Allocation& add(std::size_t bytes, const Placement& placement);
+  const Allocation& add(std::size_t bytes, const Placement& placement,
+                        Coherence coherence = Coherence::adaptive);
   // Forgets the allocation starting at page `first`.
   void remove(std::size_t first);
   // The pages of the allocation starting at page `first`, or nullopt when
@@ -51,6 +56,11 @@ class Allocations {
   // The home `page` was placed on, decided_at_first_touch for a first-touch
   // allocation's page, or -1 when no allocation covers it.
   int placed_home(std::size_t page) const;
+  // The policy of the allocation covering `page`, or nullopt.
+  std::optional<Coherence> coherence_of(std::size_t page) const;
+  // No allocation has a policy other than adaptive (the usual case: callers
+  // skip the lookup).
+  bool all_adaptive() const { return others_ == 0; }
   // The first page of [first, last] no allocation covers, or none.
   std::optional<std::size_t> first_unallocated(std::size_t first, std::size_t last) const;
 
@@ -65,6 +75,7 @@ class Allocations {
   int rank_;
   HeapAllocator pages_;           // in pages
   std::vector<Allocation> list_;  // sorted by first page
+  std::size_t others_ = 0;        // allocations whose policy is not adaptive
 };
 
 }  // namespace mpidsm::detail

@@ -10,7 +10,10 @@
 // - writer_holds_copy (barriers only): the writer, not the page's home, still
 //   held its copy when its barrier began, so the copy is the page's bytes if
 //   nobody else wrote it, and the page may move home to the writer
-//   (home_moves.hpp).
+//   (home_moves.hpp);
+// - unsynchronised (barriers only, single_writer pages): the writer's first
+//   write to the page since the barrier began came before any acquire, so
+//   two such notices of one page are writes no synchronisation ordered.
 #pragma once
 
 #include <cstddef>
@@ -22,7 +25,9 @@ struct ReleaseNotice {
   static constexpr std::int64_t possibly_written = std::int64_t{1} << 62;
   static constexpr std::int64_t writer_holds_copy = std::int64_t{1} << 61;
   static constexpr std::int64_t unchanged = std::int64_t{1} << 60;
-  static constexpr std::int64_t marks = possibly_written | writer_holds_copy | unchanged;
+  static constexpr std::int64_t unsynchronised = std::int64_t{1} << 59;
+  static constexpr std::int64_t marks =
+      possibly_written | writer_holds_copy | unchanged | unsynchronised;
   static constexpr std::size_t page(std::int64_t notice) {
     return static_cast<std::size_t>(notice & ~marks);
   }
