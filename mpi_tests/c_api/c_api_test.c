@@ -236,6 +236,24 @@ static void test_dsm(mpidsm_runtime_t runtime) {
     OK(mpidsm_dsm_free(dsm, moving));
   }
 
+  /* A coherence policy per allocation: reported, counted, and checked. */
+  char* updated = NULL;
+  OK(mpidsm_dsm_alloc_policy(dsm, (size_t)(2 * page), NULL, MPIDSM_COHERENCE_UPDATE,
+                             (void**)&updated));
+  int policy = -1;
+  OK(mpidsm_dsm_coherence_of(dsm, updated + page, &policy));
+  CHECK(policy == MPIDSM_COHERENCE_UPDATE);
+  OK(mpidsm_dsm_stats(dsm, &stats));
+  CHECK(stats.pages_update >= 2);
+  if (rank == size - 1) updated[page] = 7;
+  OK(mpidsm_dsm_barrier(dsm));
+  CHECK(updated[page] == 7);
+  OK(mpidsm_dsm_free(dsm, updated));
+  void* unmade = (void*)1;
+  FAILS_WITH(mpidsm_dsm_alloc_policy(dsm, 64, NULL, 7, &unmade), MPIDSM_ERR_INVALID_ARGUMENT,
+             "mpidsm_dsm_alloc_policy: policy 7");
+  CHECK(unmade == NULL);
+
   OK(mpidsm_dsm_reset_stats(dsm));
   OK(mpidsm_dsm_stats(dsm, &stats));
   CHECK(stats.barriers == 0);

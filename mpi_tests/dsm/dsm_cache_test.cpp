@@ -66,8 +66,9 @@ TEST_F(DsmTest, PrefetchedPagesAreCorrectAndInvalidatedLikeAnyOther) {
   const int me = runtime_->rank();
   const std::size_t per_page = d.page_size() / sizeof(std::int64_t), pages = 48;
   // All pages homed on rank 0; its in-place writes are seen by the others'
-  // sequential scans, which prefetch ahead of each miss.
-  auto* data = d.allocate<std::int64_t>(per_page * pages, Placement::on(0));
+  // sequential scans, which prefetch ahead of each miss (pages invalidated
+  // at each barrier: adaptive, whatever MPIDSM_COHERENCE says).
+  auto* data = d.allocate<std::int64_t>(per_page * pages, Placement::on(0), Coherence::adaptive);
   for (int phase = 1; phase <= 2; ++phase) {
     if (me == 0)
       for (std::size_t i = 0; i < per_page * pages; i += 7)
@@ -235,7 +236,8 @@ TEST_F(DsmTest, BarriersFetchAgainThePagesUsedSinceThePreviousOne) {
   for (const bool refetch : {true, false}) {
     Dsm d(*runtime_, exact_fetch_settings(*runtime_, refetch));
     const std::size_t per_page = d.page_size() / sizeof(int);
-    int* data = d.allocate<int>(4 * per_page, Placement::on(kHome));
+    // The adaptive policy's refetches, whatever MPIDSM_COHERENCE says.
+    int* data = d.allocate<int>(4 * per_page, Placement::on(kHome), Coherence::adaptive);
     auto word = [&](std::size_t page, std::size_t i) -> int& { return data[page * per_page + i]; };
     const bool reader = me != kHome;
     const std::uint64_t expected = reader && refetch && through_ucx ? 1 : 0;
@@ -287,7 +289,9 @@ TEST_F(DsmTest, APageItsHomeRewritesBeforeTheReaderReadsIsRefetchedFromTheSecond
   constexpr int kHome = 0;
   const bool through_ucx = !testing::mapped_here(*runtime_, kHome);
   Dsm d(*runtime_, exact_fetch_settings(*runtime_));
-  int* page = d.allocate<int>(d.page_size() / sizeof(int), Placement::on(kHome));
+  // The adaptive policy's refetches, whatever MPIDSM_COHERENCE says.
+  int* page =
+      d.allocate<int>(d.page_size() / sizeof(int), Placement::on(kHome), Coherence::adaptive);
   const bool reader = me != kHome;
   const std::uint64_t expected = reader && through_ucx ? 1 : 0;
   const std::string where = "rank " + std::to_string(me);
@@ -326,7 +330,8 @@ TEST_F(DsmTest, ABarrierBringsAReadersPagesUpToDateWithAnotherRanksDiffs) {
   const bool through_ucx = !testing::mapped_here(*runtime_, kHome);  // collective
   Dsm d(*runtime_, exact_fetch_settings(*runtime_));
   const std::size_t per_page = d.page_size() / sizeof(int);
-  int* data = d.allocate<int>(2 * per_page, Placement::on(kHome));
+  // Counts the adaptive policy's refetches and faults.
+  int* data = d.allocate<int>(2 * per_page, Placement::on(kHome), Coherence::adaptive);
   int* const words[] = {data, data + per_page + 1};
   d.barrier();
   for (int round = 1; round <= 3; ++round) {

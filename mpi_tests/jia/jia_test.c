@@ -136,6 +136,34 @@ static void test_home_migration(void) {
   jia_config(HMIG, OFF);
 }
 
+/* WVEC ON and JIA_COHERENCE give later allocations their policy: an
+ * update or single_writer page never moves home, even with HMIG ON, and its
+ * writes land. */
+static void test_coherence_policies(void) {
+  if (jiahosts < 2) return;
+  const int next = (jiapid + 1) % jiahosts;
+  const int before = (jiapid + jiahosts - 1) % jiahosts;
+  jia_config(HMIG, ON);
+  for (int option = 0; option <= 1; ++option) {
+    if (option == 0)
+      jia_config(WVEC, ON);
+    else
+      jia_config(JIA_COHERENCE, JIA_SINGLE_WRITER);
+    char* pages = (char*)jia_alloc3((int)(jiahosts * page), (int)page, 0);
+    char* mine = pages + next * page; /* homed on the next host */
+    for (int round = 1; round <= 3; ++round) {
+      memset(mine, round, (size_t)page);
+      jia_barrier();
+      CHECK(pages[before * page + page / 2] == round);
+      jia_barrier(); /* read before the next round's writes */
+    }
+    CHECK(jia_home(mine) == next);
+    jia_barrier();
+  }
+  jia_config(WVEC, OFF);
+  jia_config(HMIG, OFF);
+}
+
 static void test_synchronisation(void) {
   int* counter = (int*)jia_alloc2p(sizeof(int), 0);
   for (int i = 0; i < 50; ++i) {
@@ -204,13 +232,14 @@ int main(int argc, char** argv) {
   page = sysconf(_SC_PAGESIZE);
   const float started = jia_clock();
   CHECK(started >= before_init && started < 60);
-  jia_config(WVEC, ON);
+  jia_config(ADWD, ON); /* accepted: mpidsm always has its effect */
   jia_startstat();
   test_allocations();
   test_synchronisation();
   test_messages();
   test_load_balancing();
   test_home_migration();
+  test_coherence_policies();
   jia_stopstat();
   CHECK(jia_clock() >= started);
 
