@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The mpirun tests across simulated hosts (scripts/hosts), in each layout
 # given (default: one rank per host on 2 hosts; 2+1+1 on 3 hosts, which
-# mixes shared memory and tcp in one job; and 1+1+1). In each layout, every
-# test whose rank count fills it (np2 for 1+1, np4 for 2+1+1), in its base
-# variant; in 1+1+1 the peer-failure tests (np3, over tcp), each survivor on
+# mixes shared memory and tcp in one job; 1+1+1; and on 4 hosts 1+1+1+1 and
+# 2+2+2+2). In each layout, every test whose rank count fills it (np2 for
+# 1+1, np4 for 2+1+1 and 1+1+1+1, np8 for 2+2+2+2), in its base variant; in 1+1+1 the peer-failure tests (np3, over tcp), each survivor on
 # a host of its own, so only UCX can tell them of the death. (In 2+1+1 with
 # its last host idle, Open MPI 4.1.4's mpirun did not end after every rank
 # had: the survivors reported and exited, and mpirun waited for ever.) The .tcp/.ucx/.bare
@@ -15,7 +15,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/env.sh"
 layouts=("$@")
-((${#layouts[@]})) || layouts=(1+1 2+1+1 1+1+1)
+((${#layouts[@]})) || layouts=(1+1 2+1+1 1+1+1 1+1+1+1 2+2+2+2)
 # The harness itself first: killed mid-run, it leaves no rank behind.
 status=0
 bash "$here/check-hosts-teardown.sh" || status=$?
