@@ -62,7 +62,7 @@ mpidsm_status_t mpidsm_runtime_size(mpidsm_runtime_t runtime, int* size);
 /** A PGAS face: the symmetric heap of a runtime. */
 typedef struct mpidsm_pgas* mpidsm_pgas_t;
 
-/** Comparisons of mpidsm_wait_until_u64: word `cmp` value. */
+/** Comparisons of mpidsm_pgas_wait_until_* and _test_*: word `cmp` value. */
 typedef enum mpidsm_cmp {
   MPIDSM_CMP_EQ,
   MPIDSM_CMP_NE,
@@ -70,9 +70,9 @@ typedef enum mpidsm_cmp {
   MPIDSM_CMP_GE,
   MPIDSM_CMP_LT,
   MPIDSM_CMP_LE
-} mpidsm_cmp_t; /**< Comparisons of mpidsm_wait_until_u64. */
+} mpidsm_cmp_t; /**< Comparisons of wait_until and test. */
 
-/** What mpidsm_put_signal does to the signal word: store or add the value. */
+/** What mpidsm_pgas_put_signal does to the signal word: store or add the value. */
 typedef enum mpidsm_signal_op {
   MPIDSM_SIGNAL_SET, /**< store the value */
   MPIDSM_SIGNAL_ADD  /**< add the value */
@@ -81,50 +81,135 @@ typedef enum mpidsm_signal_op {
 /** Collective: the PGAS face of a runtime, with its symmetric heap (MPIDSM_HEAP_SIZE). */
 mpidsm_status_t mpidsm_pgas_create(mpidsm_runtime_t runtime, mpidsm_pgas_t* pgas);
 mpidsm_status_t mpidsm_pgas_destroy(mpidsm_pgas_t* pgas); /**< collective; NULL ignored */
-/** Collective: `bytes` must agree on every rank. 64-byte aligned. */
+/** Collective: `bytes` must agree on every rank. 64-byte aligned; not zeroed
+ * (a block freed earlier may be reused), as OpenSHMEM's shmem_malloc. */
 mpidsm_status_t mpidsm_pgas_alloc(mpidsm_pgas_t pgas, size_t bytes, void** local);
 mpidsm_status_t mpidsm_pgas_free(mpidsm_pgas_t pgas, void* local); /**< collective */
 
-/** @{ */
-/** Blocking: complete (remotely visible, or data arrived) on return. */
-mpidsm_status_t mpidsm_put(mpidsm_pgas_t pgas, int rank, void* dest, const void* src, size_t bytes);
-mpidsm_status_t mpidsm_get(mpidsm_pgas_t pgas, void* dest, int rank, const void* src, size_t bytes);
-/** @} */
-/** @{ */
-/** Non-blocking: complete at the next mpidsm_quiet (or barrier); buffers
- * must not be touched until then. */
-mpidsm_status_t mpidsm_put_nbi(mpidsm_pgas_t pgas, int rank, void* dest, const void* src,
-                               size_t bytes);
-mpidsm_status_t mpidsm_get_nbi(mpidsm_pgas_t pgas, void* dest, int rank, const void* src,
-                               size_t bytes);
-/** @} */
-/** dest's data, then the signal word (set to or added `value`), in that order.
- * op: an mpidsm_signal_op_t. (Enumerations travel as int through this API:
- * a value outside the enumeration is then an error, not undefined.) */
-mpidsm_status_t mpidsm_put_signal(mpidsm_pgas_t pgas, int rank, void* dest, const void* src,
-                                  size_t bytes, uint64_t* signal, uint64_t value, int op);
-mpidsm_status_t mpidsm_fence(mpidsm_pgas_t pgas);   /**< orders puts to each rank */
-mpidsm_status_t mpidsm_quiet(mpidsm_pgas_t pgas);   /**< completes every operation */
-mpidsm_status_t mpidsm_barrier(mpidsm_pgas_t pgas); /**< quiet, then a barrier */
+/* Transfers take one argument order, OpenSHMEM's: the face, the
+ * destination, the source, the size, the rank where the remote side lives,
+ * then what the call hands back. */
+
+#define MPIDSM_ANY_SOURCE (-1) /**< mpidsm_msg_recv: a message from any rank */
+#define MPIDSM_ANY_TAG (-1)    /**< mpidsm_msg_recv: a message of any tag */
+
+/** What a receive received. */
+typedef struct mpidsm_recv_info {
+  int source;         /**< the sender */
+  int tag;            /**< the message's tag */
+  size_t bytes;       /**< the message's length */
+} mpidsm_recv_info_t; /**< What a receive received. */
+
+/** A non-blocking operation in flight (mpidsm_pgas_put_nb, _get_nb,
+ * mpidsm_msg_isend, _irecv): the caller's storage, which must stay put
+ * until mpidsm_request_test says done or mpidsm_request_wait returns.
+ * `active` is nonzero while the operation is in flight. */
+typedef struct mpidsm_request {
+  union {
+    unsigned char bytes[192];
+    uint64_t words[24];
+    void* pointer;
+    double number;
+  } opaque;   /**< mpidsm's; not to be touched */
+  int active; /**< nonzero until completed by test or wait */
+} mpidsm_request_t;
 
 /** @{ */
-/** Atomics on 64-bit words of a symmetric allocation (8-byte aligned). The
- * fetching forms store the previous value in *old (which may be NULL). */
-mpidsm_status_t mpidsm_atomic_fetch_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word,
-                                        uint64_t* value);
-mpidsm_status_t mpidsm_atomic_set_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word, uint64_t value);
-mpidsm_status_t mpidsm_atomic_swap_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word, uint64_t value,
-                                       uint64_t* old);
-mpidsm_status_t mpidsm_atomic_compare_swap_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word,
-                                               uint64_t expected, uint64_t desired, uint64_t* old);
-mpidsm_status_t mpidsm_atomic_fetch_add_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word,
-                                            uint64_t value, uint64_t* old);
-mpidsm_status_t mpidsm_atomic_add_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word, uint64_t value);
+/** Blocking: complete (remotely visible, or the data arrived) on return.
+ * `dest` (put) or `src` (get) is the address of the object in this rank's
+ * copy of a symmetric allocation; the object used is `rank`'s copy. */
+mpidsm_status_t mpidsm_pgas_put(mpidsm_pgas_t pgas, void* dest, const void* src, size_t bytes,
+                                int rank);
+mpidsm_status_t mpidsm_pgas_get(mpidsm_pgas_t pgas, void* dest, const void* src, size_t bytes,
+                                int rank);
 /** @} */
-/** Waits until the local word (a symmetric allocation's) compares true with
- * value (cmp: an mpidsm_cmp_t); stores what it saw in *seen (may be NULL). */
-mpidsm_status_t mpidsm_wait_until_u64(mpidsm_pgas_t pgas, uint64_t* word, int cmp, uint64_t value,
-                                      uint64_t* seen);
+/** @{ */
+/** Non-blocking, completed by the next mpidsm_pgas_quiet (or barrier);
+ * buffers must not be touched until then. */
+mpidsm_status_t mpidsm_pgas_put_nbi(mpidsm_pgas_t pgas, void* dest, const void* src, size_t bytes,
+                                    int rank);
+mpidsm_status_t mpidsm_pgas_get_nbi(mpidsm_pgas_t pgas, void* dest, const void* src, size_t bytes,
+                                    int rank);
+/** @} */
+/** @{ */
+/** Non-blocking with a request of its own: complete when
+ * mpidsm_request_test says done or mpidsm_request_wait returns (a put's
+ * source may then be reused; it is visible at `rank` after a quiet). */
+mpidsm_status_t mpidsm_pgas_put_nb(mpidsm_pgas_t pgas, void* dest, const void* src, size_t bytes,
+                                   int rank, mpidsm_request_t* request);
+mpidsm_status_t mpidsm_pgas_get_nb(mpidsm_pgas_t pgas, void* dest, const void* src, size_t bytes,
+                                   int rank, mpidsm_request_t* request);
+/** @} */
+/** @{ */
+/** Strided, blocking: `blocks` blocks of `block` elements of
+ * `element_bytes` each; the k-th block starts k*dest_stride elements after
+ * dest and k*src_stride after src (OpenSHMEM's iput/iget with a block). */
+mpidsm_status_t mpidsm_pgas_iput(mpidsm_pgas_t pgas, void* dest, const void* src,
+                                 ptrdiff_t dest_stride, ptrdiff_t src_stride, size_t element_bytes,
+                                 size_t block, size_t blocks, int rank);
+mpidsm_status_t mpidsm_pgas_iget(mpidsm_pgas_t pgas, void* dest, const void* src,
+                                 ptrdiff_t dest_stride, ptrdiff_t src_stride, size_t element_bytes,
+                                 size_t block, size_t blocks, int rank);
+/** @} */
+/** dest's data, then the signal word on the same rank (set to, or added,
+ * `value`; op: an mpidsm_signal_op_t), in that order. Enumerations travel
+ * as int through this API: a value outside the enumeration is an error. */
+mpidsm_status_t mpidsm_pgas_put_signal(mpidsm_pgas_t pgas, void* dest, const void* src,
+                                       size_t bytes, uint64_t* signal, uint64_t value, int op,
+                                       int rank);
+mpidsm_status_t mpidsm_pgas_fence(mpidsm_pgas_t pgas); /**< orders puts to each rank */
+mpidsm_status_t mpidsm_pgas_quiet(mpidsm_pgas_t pgas); /**< completes every operation */
+/** quiet, then a barrier of the runtime's ranks. Covers PGAS operations
+ * only: DSM stores need mpidsm_dsm_barrier. */
+mpidsm_status_t mpidsm_pgas_barrier(mpidsm_pgas_t pgas);
+
+/** @{ */
+/** Whether a request's operation is complete (*done 1, and the request is
+ * spent) or not yet (*done 0). A spent or never-started request is done.
+ * A receive's `info` (may be NULL) is filled once done. */
+mpidsm_status_t mpidsm_request_test(mpidsm_request_t* request, int* done, mpidsm_recv_info_t* info);
+/** Waits until the request's operation is complete. */
+mpidsm_status_t mpidsm_request_wait(mpidsm_request_t* request, mpidsm_recv_info_t* info);
+/** @} */
+
+/** Declares the atomics on symmetric words of one type `T`, named by suffix
+ * `S` (i32 int32_t, u32 uint32_t, i64 int64_t, u64 uint64_t; the word
+ * aligned to its size). Fetching forms store the previous value in *old
+ * (which may be NULL); the others complete at the next quiet. wait_until
+ * blocks until this rank's word compares true (cmp: an mpidsm_cmp_t) and
+ * stores what it saw in *seen (may be NULL); test says whether it does now. */
+#define MPIDSM_PGAS_ATOMICS(T, S)                                                                  \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_##S(mpidsm_pgas_t pgas, const T* source, int rank,      \
+                                               T* value);                                          \
+  mpidsm_status_t mpidsm_pgas_atomic_set_##S(mpidsm_pgas_t pgas, T* dest, T value, int rank);      \
+  mpidsm_status_t mpidsm_pgas_atomic_swap_##S(mpidsm_pgas_t pgas, T* dest, T value, int rank,      \
+                                              T* old);                                             \
+  mpidsm_status_t mpidsm_pgas_atomic_compare_swap_##S(mpidsm_pgas_t pgas, T* dest, T expected,     \
+                                                      T desired, int rank, T* old);                \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_add_##S(mpidsm_pgas_t pgas, T* dest, T value, int rank, \
+                                                   T* old);                                        \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_and_##S(mpidsm_pgas_t pgas, T* dest, T value, int rank, \
+                                                   T* old);                                        \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_or_##S(mpidsm_pgas_t pgas, T* dest, T value, int rank,  \
+                                                  T* old);                                         \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_xor_##S(mpidsm_pgas_t pgas, T* dest, T value, int rank, \
+                                                   T* old);                                        \
+  mpidsm_status_t mpidsm_pgas_atomic_add_##S(mpidsm_pgas_t pgas, T* dest, T value, int rank);      \
+  mpidsm_status_t mpidsm_pgas_atomic_and_##S(mpidsm_pgas_t pgas, T* dest, T value, int rank);      \
+  mpidsm_status_t mpidsm_pgas_atomic_or_##S(mpidsm_pgas_t pgas, T* dest, T value, int rank);       \
+  mpidsm_status_t mpidsm_pgas_atomic_xor_##S(mpidsm_pgas_t pgas, T* dest, T value, int rank);      \
+  mpidsm_status_t mpidsm_pgas_wait_until_##S(mpidsm_pgas_t pgas, const T* word, int cmp, T value,  \
+                                             T* seen);                                             \
+  mpidsm_status_t mpidsm_pgas_test_##S(mpidsm_pgas_t pgas, const T* word, int cmp, T value,        \
+                                       int* true_now);
+/** @{ */
+/** The atomics, waits and tests of MPIDSM_PGAS_ATOMICS for int32_t (_i32),
+ * uint32_t (_u32), int64_t (_i64) and uint64_t (_u64) words. */
+MPIDSM_PGAS_ATOMICS(int32_t, i32)
+MPIDSM_PGAS_ATOMICS(uint32_t, u32)
+MPIDSM_PGAS_ATOMICS(int64_t, i64)
+MPIDSM_PGAS_ATOMICS(uint64_t, u64)
+/** @} */
 
 /* ---- DSM: one shared region, plain loads and stores --------------------- */
 
@@ -193,6 +278,21 @@ mpidsm_status_t mpidsm_dsm_alloc_policy(mpidsm_dsm_t dsm, size_t bytes,
 /** The coherence policy (an mpidsm_coherence_t) of the allocation holding `address`. */
 mpidsm_status_t mpidsm_dsm_coherence_of(mpidsm_dsm_t dsm, const void* address, int* policy);
 mpidsm_status_t mpidsm_dsm_free(mpidsm_dsm_t dsm, void* address); /**< collective */
+/** What mpidsm_dsm_make_accessible guarantees for a range. */
+typedef enum mpidsm_access {
+  MPIDSM_ACCESS_READ = 0,      /**< readable without faults */
+  MPIDSM_ACCESS_READ_WRITE = 1 /**< readable and writable without faults */
+} mpidsm_access_t;
+/** A range made accessible (mpidsm_dsm_make_accessible), until released. */
+typedef struct mpidsm_dsm_access* mpidsm_dsm_access_t;
+/** Makes [address, address+bytes) of the DSM accessible without faults
+ * (access: an mpidsm_access_t) for MPI, the kernel and other libraries,
+ * coherently, until mpidsm_dsm_access_release (mpidsm::Dsm::make_accessible).
+ * Not collective. Release every handle before freeing its allocation. */
+mpidsm_status_t mpidsm_dsm_make_accessible(mpidsm_dsm_t dsm, const void* address, size_t bytes,
+                                           int access, mpidsm_dsm_access_t* handle);
+/** Ends what mpidsm_dsm_make_accessible began; sets *handle to NULL (NULL ignored). */
+mpidsm_status_t mpidsm_dsm_access_release(mpidsm_dsm_access_t* handle);
 /** Release, global barrier, acquire: every write before it is visible after. */
 mpidsm_status_t mpidsm_dsm_barrier(mpidsm_dsm_t dsm);
 /** Pairwise synchronisation with the `count` ranks at `peers`, each calling
@@ -236,23 +336,80 @@ mpidsm_status_t mpidsm_dsm_print_stats(mpidsm_dsm_t dsm, FILE* out);
 
 /* ---- Tagged messaging (UCX tag matching; rendezvous for large data) ----- */
 
-#define MPIDSM_ANY_SOURCE (-1) /**< mpidsm_recv: a message from any rank */
-#define MPIDSM_ANY_TAG (-1)    /**< mpidsm_recv: a message of any tag */
+/** @{ */
+/** Blocking tagged send and receive (tags 0 .. 2^24-1): the send returns
+ * when `buffer` may be reused; a receive of a message larger than
+ * `capacity` consumes it and fails with MPIDSM_ERR_TRUNCATED. `info` may be
+ * NULL. Large messages go by rendezvous. */
+mpidsm_status_t mpidsm_msg_send(mpidsm_runtime_t runtime, const void* buffer, size_t bytes,
+                                int rank, int tag);
+mpidsm_status_t mpidsm_msg_recv(mpidsm_runtime_t runtime, void* buffer, size_t capacity, int source,
+                                int tag, mpidsm_recv_info_t* info);
+/** @} */
+/** @{ */
+/** Non-blocking forms: complete with mpidsm_request_test or _wait, which
+ * fill a receive's info. */
+mpidsm_status_t mpidsm_msg_isend(mpidsm_runtime_t runtime, const void* buffer, size_t bytes,
+                                 int rank, int tag, mpidsm_request_t* request);
+mpidsm_status_t mpidsm_msg_irecv(mpidsm_runtime_t runtime, void* buffer, size_t capacity,
+                                 int source, int tag, mpidsm_request_t* request);
+/** @} */
 
-/** What mpidsm_recv received. */
-typedef struct mpidsm_recv_info {
-  int source;         /**< the sender */
-  int tag;            /**< the message's tag */
-  size_t bytes;       /**< the message's length */
-} mpidsm_recv_info_t; /**< What mpidsm_recv received. */
+/* ---- Deprecated names (mpidsm 0.x), kept so existing programs build ----- */
 
-/** Tags are 0 .. 2^24-1. */
+/** Marks a deprecated name, whose warning names its successor `use`
+ * (define MPIDSM_NO_DEPRECATION to silence it). */
+#if defined(__GNUC__) && !defined(MPIDSM_NO_DEPRECATION)
+#define MPIDSM_DEPRECATED(use) __attribute__((deprecated("use " use)))
+#else
+#define MPIDSM_DEPRECATED(use)
+#endif
+
+/** @{ */
+/** Deprecated: the arguments of the name in MPIDSM_DEPRECATED's message,
+ * in this older order (rank before the addresses). */
+MPIDSM_DEPRECATED("mpidsm_pgas_put")
+mpidsm_status_t mpidsm_put(mpidsm_pgas_t pgas, int rank, void* dest, const void* src, size_t bytes);
+MPIDSM_DEPRECATED("mpidsm_pgas_get")
+mpidsm_status_t mpidsm_get(mpidsm_pgas_t pgas, void* dest, int rank, const void* src, size_t bytes);
+MPIDSM_DEPRECATED("mpidsm_pgas_put_nbi")
+mpidsm_status_t mpidsm_put_nbi(mpidsm_pgas_t pgas, int rank, void* dest, const void* src,
+                               size_t bytes);
+MPIDSM_DEPRECATED("mpidsm_pgas_get_nbi")
+mpidsm_status_t mpidsm_get_nbi(mpidsm_pgas_t pgas, void* dest, int rank, const void* src,
+                               size_t bytes);
+MPIDSM_DEPRECATED("mpidsm_pgas_put_signal")
+mpidsm_status_t mpidsm_put_signal(mpidsm_pgas_t pgas, int rank, void* dest, const void* src,
+                                  size_t bytes, uint64_t* signal, uint64_t value, int op);
+MPIDSM_DEPRECATED("mpidsm_pgas_fence") mpidsm_status_t mpidsm_fence(mpidsm_pgas_t pgas);
+MPIDSM_DEPRECATED("mpidsm_pgas_quiet") mpidsm_status_t mpidsm_quiet(mpidsm_pgas_t pgas);
+MPIDSM_DEPRECATED("mpidsm_pgas_barrier") mpidsm_status_t mpidsm_barrier(mpidsm_pgas_t pgas);
+MPIDSM_DEPRECATED("mpidsm_pgas_atomic_fetch_u64")
+mpidsm_status_t mpidsm_atomic_fetch_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word,
+                                        uint64_t* value);
+MPIDSM_DEPRECATED("mpidsm_pgas_atomic_set_u64")
+mpidsm_status_t mpidsm_atomic_set_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word, uint64_t value);
+MPIDSM_DEPRECATED("mpidsm_pgas_atomic_swap_u64")
+mpidsm_status_t mpidsm_atomic_swap_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word, uint64_t value,
+                                       uint64_t* old);
+MPIDSM_DEPRECATED("mpidsm_pgas_atomic_compare_swap_u64")
+mpidsm_status_t mpidsm_atomic_compare_swap_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word,
+                                               uint64_t expected, uint64_t desired, uint64_t* old);
+MPIDSM_DEPRECATED("mpidsm_pgas_atomic_fetch_add_u64")
+mpidsm_status_t mpidsm_atomic_fetch_add_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word,
+                                            uint64_t value, uint64_t* old);
+MPIDSM_DEPRECATED("mpidsm_pgas_atomic_add_u64")
+mpidsm_status_t mpidsm_atomic_add_u64(mpidsm_pgas_t pgas, int rank, uint64_t* word, uint64_t value);
+MPIDSM_DEPRECATED("mpidsm_pgas_wait_until_u64")
+mpidsm_status_t mpidsm_wait_until_u64(mpidsm_pgas_t pgas, uint64_t* word, int cmp, uint64_t value,
+                                      uint64_t* seen);
+MPIDSM_DEPRECATED("mpidsm_msg_send")
 mpidsm_status_t mpidsm_send(mpidsm_runtime_t runtime, int rank, int tag, const void* buffer,
                             size_t bytes);
-/** A message larger than `capacity` is consumed and MPIDSM_ERR_TRUNCATED.
- * info may be NULL. */
+MPIDSM_DEPRECATED("mpidsm_msg_recv")
 mpidsm_status_t mpidsm_recv(mpidsm_runtime_t runtime, int source, int tag, void* buffer,
                             size_t capacity, mpidsm_recv_info_t* info);
+/** @} */
 
 /** @} */
 

@@ -46,80 +46,190 @@ static void test_pgas(mpidsm_runtime_t runtime) {
   double* data = NULL;
   OK(mpidsm_pgas_alloc(pgas, 1024 * sizeof(double), (void**)&data));
   memset(words, 0, 4 * sizeof(uint64_t));
-  OK(mpidsm_barrier(pgas));
+  OK(mpidsm_pgas_barrier(pgas));
 
   const int right = (rank + 1) % size, left = (rank + size - 1) % size;
   double mine[1024];
   for (int i = 0; i < 1024; ++i) mine[i] = rank * 10000.0 + i;
 
   /* Blocking put to the right, then a barrier: the left neighbour's data arrived. */
-  OK(mpidsm_put(pgas, right, data, mine, sizeof mine));
-  OK(mpidsm_barrier(pgas));
+  OK(mpidsm_pgas_put(pgas, data, mine, sizeof mine, right));
+  OK(mpidsm_pgas_barrier(pgas));
   CHECK(data[0] == left * 10000.0 && data[1023] == left * 10000.0 + 1023);
 
   /* Blocking get of the right neighbour's copy (which holds this rank's data). */
   double back[1024];
-  OK(mpidsm_get(pgas, back, right, data, sizeof back));
+  OK(mpidsm_pgas_get(pgas, back, data, sizeof back, right));
   CHECK(memcmp(back, mine, sizeof mine) == 0);
-  OK(mpidsm_barrier(pgas));
+  OK(mpidsm_pgas_barrier(pgas));
 
   /* Non-blocking: complete at quiet. */
   for (int i = 0; i < 1024; ++i) mine[i] = -mine[i];
-  OK(mpidsm_put_nbi(pgas, right, data + 512, mine + 512, 512 * sizeof(double)));
-  OK(mpidsm_quiet(pgas));
-  OK(mpidsm_get_nbi(pgas, back, right, data, sizeof back));
-  OK(mpidsm_quiet(pgas));
+  OK(mpidsm_pgas_put_nbi(pgas, data + 512, mine + 512, 512 * sizeof(double), right));
+  OK(mpidsm_pgas_quiet(pgas));
+  OK(mpidsm_pgas_get_nbi(pgas, back, data, sizeof back, right));
+  OK(mpidsm_pgas_quiet(pgas));
   CHECK(back[600] == mine[600] && back[100] == -mine[100]);
-  OK(mpidsm_barrier(pgas));
+  OK(mpidsm_pgas_barrier(pgas));
 
   /* Atomics: every rank adds to rank 0's counter, then compare-swap. */
   uint64_t old = 0;
-  OK(mpidsm_atomic_fetch_add_u64(pgas, 0, &words[0], 1, &old));
+  OK(mpidsm_pgas_atomic_fetch_add_u64(pgas, &words[0], 1, 0, &old));
   CHECK(old < (uint64_t)size);
-  OK(mpidsm_atomic_add_u64(pgas, 0, &words[1], 2));
-  OK(mpidsm_barrier(pgas));
+  OK(mpidsm_pgas_atomic_add_u64(pgas, &words[1], 2, 0));
+  OK(mpidsm_pgas_barrier(pgas));
   uint64_t value = 0;
-  OK(mpidsm_atomic_fetch_u64(pgas, 0, &words[0], &value));
+  OK(mpidsm_pgas_atomic_fetch_u64(pgas, &words[0], 0, &value));
   CHECK(value == (uint64_t)size);
-  OK(mpidsm_atomic_fetch_u64(pgas, 0, &words[1], &value));
+  OK(mpidsm_pgas_atomic_fetch_u64(pgas, &words[1], 0, &value));
   CHECK(value == 2u * (uint64_t)size);
-  OK(mpidsm_barrier(pgas));
+  OK(mpidsm_pgas_barrier(pgas));
   if (rank == 0) {
-    OK(mpidsm_atomic_compare_swap_u64(pgas, right, &words[2], 0, 7, &old));
+    OK(mpidsm_pgas_atomic_compare_swap_u64(pgas, &words[2], 0, 7, right, &old));
     CHECK(old == 0);
-    OK(mpidsm_atomic_swap_u64(pgas, right, &words[2], 9, &old));
+    OK(mpidsm_pgas_atomic_swap_u64(pgas, &words[2], 9, right, &old));
     CHECK(old == 7);
-    OK(mpidsm_atomic_set_u64(pgas, right, &words[2], 11));
+    OK(mpidsm_pgas_atomic_set_u64(pgas, &words[2], 11, right));
   }
-  OK(mpidsm_barrier(pgas));
+  OK(mpidsm_pgas_barrier(pgas));
   if (rank == 1 % size) CHECK(words[2] == 11);
 
   /* Put with signal: the data is there once the signal is. */
   mine[0] = 42.0 + rank;
-  OK(mpidsm_put_signal(pgas, right, data, mine, sizeof(double), &words[3], 1, MPIDSM_SIGNAL_ADD));
+  OK(mpidsm_pgas_put_signal(pgas, data, mine, sizeof(double), &words[3], 1, MPIDSM_SIGNAL_ADD,
+                            right));
   uint64_t seen = 0;
-  OK(mpidsm_wait_until_u64(pgas, &words[3], MPIDSM_CMP_GE, 1, &seen));
+  OK(mpidsm_pgas_wait_until_u64(pgas, &words[3], MPIDSM_CMP_GE, 1, &seen));
   CHECK(seen >= 1);
   CHECK(data[0] == 42.0 + left);
-  OK(mpidsm_barrier(pgas));
+  OK(mpidsm_pgas_barrier(pgas));
 
   /* Bad input: typed errors that name the problem; the runtime stays usable. */
-  FAILS_WITH(mpidsm_put(pgas, size, data, mine, 8), MPIDSM_ERR_INVALID_RANK, "rank");
-  FAILS_WITH(mpidsm_put(pgas, right, mine, mine, 8), MPIDSM_ERR_UNREGISTERED, "no live allocation");
-  FAILS_WITH(mpidsm_put(pgas, right, data, mine, 2048 * sizeof(double)), MPIDSM_ERR_OUT_OF_RANGE,
-             "outside");
-  FAILS_WITH(mpidsm_put(NULL, right, data, mine, 8), MPIDSM_ERR_INVALID_ARGUMENT,
-             "mpidsm_put: pgas is NULL");
-  FAILS_WITH(mpidsm_wait_until_u64(pgas, &words[0], 99, 0, NULL), MPIDSM_ERR_INVALID_ARGUMENT,
+  FAILS_WITH(mpidsm_pgas_put(pgas, data, mine, 8, size), MPIDSM_ERR_INVALID_RANK, "rank");
+  FAILS_WITH(mpidsm_pgas_put(pgas, mine, mine, 8, right), MPIDSM_ERR_UNREGISTERED,
+             "no live allocation");
+  FAILS_WITH(mpidsm_pgas_put(pgas, data, mine, 2048 * sizeof(double), right),
+             MPIDSM_ERR_OUT_OF_RANGE, "outside");
+  FAILS_WITH(mpidsm_pgas_put(NULL, data, mine, 8, right), MPIDSM_ERR_INVALID_ARGUMENT,
+             "mpidsm_pgas_put: pgas is NULL");
+  FAILS_WITH(mpidsm_pgas_wait_until_u64(pgas, &words[0], 99, 0, NULL), MPIDSM_ERR_INVALID_ARGUMENT,
              "cmp 99");
   FAILS_WITH(mpidsm_pgas_free(pgas, data + 1), MPIDSM_ERR_UNREGISTERED, "starts at");
-  OK(mpidsm_get(pgas, back, right, data, 8)); /* still usable */
+  OK(mpidsm_pgas_get(pgas, back, data, 8, right)); /* still usable */
 
   OK(mpidsm_pgas_free(pgas, data));
   OK(mpidsm_pgas_free(pgas, words));
   OK(mpidsm_pgas_destroy(&pgas));
   CHECK(pgas == NULL);
   OK(mpidsm_pgas_destroy(&pgas)); /* NULL is ignored */
+}
+
+/* Requests, strided transfers, atomics of every width and sign, and the
+ * deprecated names. */
+static void test_pgas_more(mpidsm_runtime_t runtime) {
+  mpidsm_pgas_t pgas = NULL;
+  OK(mpidsm_pgas_create(runtime, &pgas));
+  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  int* grid = NULL; /* 8 x 8, row-major */
+  OK(mpidsm_pgas_alloc(pgas, 64 * sizeof(int), (void**)&grid));
+  int32_t* w32 = NULL;
+  OK(mpidsm_pgas_alloc(pgas, 4 * sizeof(int32_t), (void**)&w32));
+  int64_t* w64 = NULL;
+  OK(mpidsm_pgas_alloc(pgas, 4 * sizeof(int64_t), (void**)&w64));
+  memset(grid, 0, 64 * sizeof(int));
+  memset(w32, 0, 4 * sizeof(int32_t));
+  memset(w64, 0, 4 * sizeof(int64_t));
+  OK(mpidsm_pgas_barrier(pgas));
+
+  /* put_nb with a request, tested until done; get_nb waited for. */
+  int row[8];
+  for (int i = 0; i < 8; ++i) row[i] = rank * 100 + i;
+  mpidsm_request_t request = {0};
+  OK(mpidsm_pgas_put_nb(pgas, grid, row, sizeof row, right, &request));
+  FAILS_WITH(mpidsm_pgas_put_nb(pgas, grid, row, sizeof row, right, &request),
+             MPIDSM_ERR_INVALID_ARGUMENT, "still holds an operation");
+  int done = 0;
+  while (!done) OK(mpidsm_request_test(&request, &done, NULL));
+  CHECK(request.active == 0);
+  OK(mpidsm_request_wait(&request, NULL)); /* a spent request is done */
+  OK(mpidsm_pgas_barrier(pgas));
+  int got[8] = {0};
+  OK(mpidsm_pgas_get_nb(pgas, got, grid, sizeof got, right, &request));
+  OK(mpidsm_request_wait(&request, NULL));
+  CHECK(got[7] == rank * 100 + 7);
+  OK(mpidsm_pgas_barrier(pgas));
+
+  /* Strided: this rank's row into column 1 of the right neighbour's grid
+   * (stride 8 elements there), then that column back. */
+  OK(mpidsm_pgas_iput(pgas, grid + 1, row, 8, 1, sizeof(int), 1, 8, right));
+  OK(mpidsm_pgas_barrier(pgas));
+  CHECK(grid[1] == left * 100 && grid[57] == left * 100 + 7);
+  int column[8] = {0};
+  OK(mpidsm_pgas_iget(pgas, column, grid + 1, 1, 8, sizeof(int), 1, 8, right));
+  CHECK(column[3] == rank * 100 + 3);
+  FAILS_WITH(mpidsm_pgas_iput(pgas, grid, row, 8, 1, 3, 1, 8, right), MPIDSM_ERR_INVALID_ARGUMENT,
+             "mpidsm_pgas_iput: element_bytes 3");
+  OK(mpidsm_pgas_barrier(pgas));
+
+  /* Signed and unsigned atomics of 32 and 64 bits, on rank 0's words. */
+  int32_t old32 = 0;
+  OK(mpidsm_pgas_atomic_fetch_add_i32(pgas, &w32[0], -2, 0, &old32));
+  OK(mpidsm_pgas_atomic_add_u32(pgas, (uint32_t*)&w32[1], 3u, 0));
+  OK(mpidsm_pgas_atomic_or_i64(pgas, &w64[0], (int64_t)1 << (rank % 60), 0));
+  int64_t old64 = 0;
+  OK(mpidsm_pgas_atomic_fetch_xor_i64(pgas, &w64[1], -1, 0, &old64));
+  OK(mpidsm_pgas_barrier(pgas));
+  int32_t v32 = 0;
+  OK(mpidsm_pgas_atomic_fetch_i32(pgas, &w32[0], 0, &v32));
+  CHECK(v32 == -2 * size);
+  uint32_t u32 = 0;
+  OK(mpidsm_pgas_atomic_fetch_u32(pgas, (uint32_t*)&w32[1], 0, &u32));
+  CHECK(u32 == 3u * (uint32_t)size);
+  int64_t v64 = 0;
+  OK(mpidsm_pgas_atomic_fetch_i64(pgas, &w64[1], 0, &v64));
+  CHECK(v64 == (size % 2 ? -1 : 0));
+  OK(mpidsm_pgas_barrier(pgas));
+  if (rank == 0) {
+    OK(mpidsm_pgas_atomic_compare_swap_i32(pgas, &w32[2], 0, -7, right, &old32));
+    CHECK(old32 == 0);
+    OK(mpidsm_pgas_atomic_swap_i64(pgas, &w64[2], -9, right, &old64));
+    CHECK(old64 == 0);
+    OK(mpidsm_pgas_atomic_fetch_and_u64(pgas, (uint64_t*)&w64[2], 0xFFu, right, NULL));
+    OK(mpidsm_pgas_atomic_set_i32(pgas, &w32[3], -1, right));
+    OK(mpidsm_pgas_quiet(pgas));
+  }
+  if (rank == 1 % size) {
+    int32_t seen = 0;
+    OK(mpidsm_pgas_wait_until_i32(pgas, &w32[3], MPIDSM_CMP_EQ, -1, &seen));
+    CHECK(seen == -1 && w32[2] == -7);
+    CHECK(w64[2] == (-9 & 0xFF));
+    int now = 0;
+    OK(mpidsm_pgas_test_i64(pgas, &w64[2], MPIDSM_CMP_GT, 0, &now));
+    CHECK(now == 1);
+  }
+  FAILS_WITH(mpidsm_pgas_test_u32(pgas, (uint32_t*)&w32[0], MPIDSM_CMP_EQ, 0, NULL),
+             MPIDSM_ERR_INVALID_ARGUMENT, "mpidsm_pgas_test_u32: true_now is NULL");
+  FAILS_WITH(mpidsm_pgas_atomic_add_i32(NULL, &w32[0], 1, 0), MPIDSM_ERR_INVALID_ARGUMENT,
+             "mpidsm_pgas_atomic_add_i32: pgas is NULL");
+  OK(mpidsm_pgas_barrier(pgas));
+
+  /* The deprecated names still work, in their old argument order. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  OK(mpidsm_put(pgas, right, grid, row, sizeof(int)));
+  OK(mpidsm_barrier(pgas));
+  CHECK(grid[0] == left * 100);
+  uint64_t old = 0;
+  OK(mpidsm_atomic_fetch_add_u64(pgas, 0, (uint64_t*)&w64[3], 1, &old));
+  OK(mpidsm_quiet(pgas));
+  FAILS_WITH(mpidsm_get(pgas, got, size, grid, 4), MPIDSM_ERR_INVALID_RANK, "mpidsm_pgas_get");
+#pragma GCC diagnostic pop
+  OK(mpidsm_pgas_barrier(pgas));
+
+  OK(mpidsm_pgas_free(pgas, w64));
+  OK(mpidsm_pgas_free(pgas, w32));
+  OK(mpidsm_pgas_free(pgas, grid));
+  OK(mpidsm_pgas_destroy(&pgas));
 }
 
 static void test_dsm(mpidsm_runtime_t runtime) {
@@ -213,6 +323,27 @@ static void test_dsm(mpidsm_runtime_t runtime) {
   FAILS_WITH(mpidsm_dsm_alloc(dsm, 64, &bad, &nowhere), MPIDSM_ERR_INVALID_ARGUMENT, "kind 42");
   CHECK(nowhere == NULL);
   FAILS_WITH(mpidsm_dsm_stats(dsm, NULL), MPIDSM_ERR_INVALID_ARGUMENT, "stats is NULL");
+  /* Errors of the layers below name the C function called. */
+  FAILS_WITH(mpidsm_dsm_unlock(dsm, 3), MPIDSM_ERR_INVALID_STATE, "mpidsm_dsm_unlock: ");
+  CHECK(strstr(mpidsm_error_message(), "Dsm::") == NULL);
+
+  /* A DSM range handed to MPI: readable and writable without faults. */
+  mpidsm_dsm_access_t access = NULL;
+  FAILS_WITH(mpidsm_dsm_make_accessible(dsm, shared, 64, 5, &access), MPIDSM_ERR_INVALID_ARGUMENT,
+             "access 5");
+  CHECK(access == NULL);
+  int* mine_in_dsm = shared + (size_t)rank * ((size_t)page / sizeof(int)); /* homed here */
+  OK(mpidsm_dsm_make_accessible(dsm, mine_in_dsm, sizeof(int), MPIDSM_ACCESS_READ_WRITE, &access));
+  const int right_rank = (rank + 1) % size, left_rank = (rank + size - 1) % size;
+  int sent = 1000 + rank;
+  MPI_Sendrecv(&sent, 1, MPI_INT, right_rank, 5, mine_in_dsm, 1, MPI_INT, left_rank, 5,
+               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  OK(mpidsm_dsm_access_release(&access));
+  CHECK(access == NULL);
+  OK(mpidsm_dsm_access_release(&access)); /* NULL is ignored */
+  OK(mpidsm_dsm_barrier(dsm));
+  CHECK(shared[(size_t)right_rank * ((size_t)page / sizeof(int))] == 1000 + rank);
+  OK(mpidsm_dsm_barrier(dsm));
   FAILS_WITH(mpidsm_dsm_set_home_migration(dsm, 3), MPIDSM_ERR_INVALID_ARGUMENT,
              "mpidsm_dsm_set_home_migration: mode 3");
 
@@ -276,21 +407,33 @@ static void test_messaging(mpidsm_runtime_t runtime) {
   char* big_in = malloc(big);
   memset(big_out, rank + 1, big);
   if (rank == 0 && size > 1) {
-    OK(mpidsm_send(runtime, right, 7, out, sizeof out));
-    OK(mpidsm_send(runtime, right, 8, big_out, big));
+    OK(mpidsm_msg_send(runtime, out, sizeof out, right, 7));
+    OK(mpidsm_msg_send(runtime, big_out, big, right, 8));
   }
   if (rank == 1) {
     mpidsm_recv_info_t info;
-    OK(mpidsm_recv(runtime, MPIDSM_ANY_SOURCE, 7, in, sizeof in, &info));
+    OK(mpidsm_msg_recv(runtime, in, sizeof in, MPIDSM_ANY_SOURCE, 7, &info));
     CHECK(info.source == 0 && info.tag == 7 && info.bytes == sizeof in);
     CHECK(in[63] == 63);
-    OK(mpidsm_recv(runtime, 0, MPIDSM_ANY_TAG, big_in, big, NULL));
+    OK(mpidsm_msg_recv(runtime, big_in, big, 0, MPIDSM_ANY_TAG, NULL));
     CHECK(big_in[big - 1] == 1);
   }
   /* Truncation is reported, and the message is consumed. */
-  if (rank == 0 && size > 1) OK(mpidsm_send(runtime, right, 9, out, sizeof out));
-  if (rank == 1) FAILS_WITH(mpidsm_recv(runtime, 0, 9, in, 8, NULL), MPIDSM_ERR_TRUNCATED, "bytes");
-  FAILS_WITH(mpidsm_send(runtime, size + 3, 1, out, 4), MPIDSM_ERR_INVALID_RANK, "rank");
+  if (rank == 0 && size > 1) OK(mpidsm_msg_send(runtime, out, sizeof out, right, 9));
+  if (rank == 1)
+    FAILS_WITH(mpidsm_msg_recv(runtime, in, 8, 0, 9, NULL), MPIDSM_ERR_TRUNCATED, "bytes");
+  FAILS_WITH(mpidsm_msg_send(runtime, out, 4, size + 3, 1), MPIDSM_ERR_INVALID_RANK, "rank");
+  /* Non-blocking: each rank sends to the right and receives from the left. */
+  mpidsm_request_t send_request = {0}, recv_request = {0};
+  int ring_in = -1, ring_out = rank;
+  OK(mpidsm_msg_irecv(runtime, &ring_in, sizeof ring_in, (rank + size - 1) % size, 11,
+                      &recv_request));
+  OK(mpidsm_msg_isend(runtime, &ring_out, sizeof ring_out, (rank + 1) % size, 11, &send_request));
+  mpidsm_recv_info_t ring_info = {-5, -5, 0};
+  OK(mpidsm_request_wait(&recv_request, &ring_info));
+  OK(mpidsm_request_wait(&send_request, NULL));
+  CHECK(ring_in == (rank + size - 1) % size && ring_info.source == ring_in && ring_info.tag == 11 &&
+        ring_info.bytes == sizeof ring_in);
   free(big_out);
   free(big_in);
   MPI_Barrier(MPI_COMM_WORLD);
@@ -312,6 +455,7 @@ int main(int argc, char** argv) {
   CHECK(r == rank && n == size);
 
   test_pgas(runtime);
+  test_pgas_more(runtime);
   test_dsm(runtime);
   test_messaging(runtime);
 

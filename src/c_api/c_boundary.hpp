@@ -14,6 +14,7 @@
 #include "mpidsm/mpidsm.h"
 #include "mpidsm/pgas.hpp"
 #include "mpidsm/runtime.hpp"
+#include "mpidsm/transport.hpp"
 
 struct mpidsm_runtime {
   mpidsm::Runtime runtime;
@@ -24,6 +25,9 @@ struct mpidsm_pgas {
 struct mpidsm_dsm {
   mpidsm::Dsm dsm;
 };
+struct mpidsm_dsm_access {
+  mpidsm::DsmAccess access;
+};
 
 namespace mpidsm::c_api {
 
@@ -32,13 +36,23 @@ mpidsm_status_t fail(mpidsm_status_t status, const std::string& message) noexcep
 // The calling thread's last message.
 const char* message() noexcept;
 
+// An error of the layers below as the C function `function` reports it:
+// its message names `function` in place of the C++ operation
+// ("Dsm::lock: lock id 9 ..." becomes "mpidsm_dsm_lock: lock id 9 ...").
+std::string c_message(const char* function, const Error& e);
+
+// Runs the body of the C function `function`.
 template <class Body>
-mpidsm_status_t guarded(Body&& body) noexcept {
+mpidsm_status_t guarded(const char* function, Body&& body) noexcept {
   try {
     std::forward<Body>(body)();
     return MPIDSM_SUCCESS;
   } catch (const Error& e) {
-    return fail(to_status(e.code()), e.what());
+    try {
+      return fail(to_status(e.code()), c_message(function, e));
+    } catch (...) {
+      return fail(to_status(e.code()), e.what());
+    }
   } catch (const std::bad_alloc&) {
     return fail(MPIDSM_ERR_NO_MEMORY, "mpidsm: out of memory");
   } catch (const std::exception& e) {
@@ -73,5 +87,27 @@ T& require(T* pointer, const char* what) {
     throw Error(Errc::invalid_argument, no_rank, std::string(what) + " is NULL");
   return *pointer;
 }
+
+// The same, naming the C function and the parameter apart (no string is
+// built unless the pointer is null).
+template <class T>
+T& require(T* pointer, const char* function, const char* parameter) {
+  if (pointer == nullptr)
+    throw Error(Errc::invalid_argument, no_rank,
+                std::string(function) + ": " + parameter + " is NULL");
+  return *pointer;
+}
+
+inline Pgas& pgas_of(mpidsm_pgas_t pgas, const char* what) {
+  return require(pgas, what).pgas;
+}
+
+// The caller's request storage for a new operation: Errc::invalid_argument
+// naming `what` when it is NULL or still holds one in flight (which would
+// be lost).
+mpidsm_request_t& free_request(mpidsm_request_t* request, const char* what);
+// Moves `operation` into the request's storage, which it lives in until
+// mpidsm_request_test or _wait completes it.
+void start(mpidsm_request_t& request, Request&& operation);
 
 }  // namespace mpidsm::c_api

@@ -49,21 +49,21 @@ mpidsm::Placement placement_of(const mpidsm_placement_t* placement, int rank) {
 extern "C" {
 
 mpidsm_status_t mpidsm_dsm_create(mpidsm_runtime_t runtime, mpidsm_dsm_t* dsm) {
-  return guarded([&] {
+  return guarded("mpidsm_dsm_create", [&] {
     create(require(dsm, "mpidsm_dsm_create: dsm"),
            [&] { return mpidsm::Dsm(require(runtime, "mpidsm_dsm_create: runtime").runtime); });
   });
 }
 
 mpidsm_status_t mpidsm_dsm_destroy(mpidsm_dsm_t* dsm) {
-  return guarded([&] {
+  return guarded("mpidsm_dsm_destroy", [&] {
     take(require(dsm, "mpidsm_dsm_destroy: dsm"));  // collective, in ~Dsm
   });
 }
 
 mpidsm_status_t mpidsm_dsm_alloc(mpidsm_dsm_t dsm, size_t bytes,
                                  const mpidsm_placement_t* placement, void** address) {
-  return guarded([&] {
+  return guarded("mpidsm_dsm_alloc", [&] {
     auto& out = require(address, "mpidsm_dsm_alloc: address");
     out = nullptr;
     mpidsm::Dsm& d = dsm_of(dsm, "mpidsm_dsm_alloc: dsm");
@@ -83,7 +83,7 @@ static_assert(static_cast<int>(mpidsm::Coherence::adaptive) == MPIDSM_COHERENCE_
 mpidsm_status_t mpidsm_dsm_alloc_policy(mpidsm_dsm_t dsm, size_t bytes,
                                         const mpidsm_placement_t* placement, int policy,
                                         void** address) {
-  return guarded([&] {
+  return guarded("mpidsm_dsm_alloc_policy", [&] {
     auto& out = require(address, "mpidsm_dsm_alloc_policy: address");
     out = nullptr;
     mpidsm::Dsm& d = dsm_of(dsm, "mpidsm_dsm_alloc_policy: dsm");
@@ -97,22 +97,46 @@ mpidsm_status_t mpidsm_dsm_alloc_policy(mpidsm_dsm_t dsm, size_t bytes,
 }
 
 mpidsm_status_t mpidsm_dsm_coherence_of(mpidsm_dsm_t dsm, const void* address, int* policy) {
-  return guarded([&] {
+  return guarded("mpidsm_dsm_coherence_of", [&] {
     require(policy, "mpidsm_dsm_coherence_of: policy") =
         static_cast<int>(dsm_of(dsm, "mpidsm_dsm_coherence_of: dsm").coherence_of(address));
   });
 }
 
+mpidsm_status_t mpidsm_dsm_make_accessible(mpidsm_dsm_t dsm, const void* address, size_t bytes,
+                                           int access, mpidsm_dsm_access_t* handle) {
+  return guarded("mpidsm_dsm_make_accessible", [&] {
+    auto& out = require(handle, "mpidsm_dsm_make_accessible: handle");
+    out = nullptr;
+    mpidsm::Dsm& d = dsm_of(dsm, "mpidsm_dsm_make_accessible: dsm");
+    if (access != MPIDSM_ACCESS_READ && access != MPIDSM_ACCESS_READ_WRITE)
+      throw mpidsm::Error(mpidsm::Errc::invalid_argument, d.rank(),
+                          "mpidsm_dsm_make_accessible: access " + std::to_string(access) +
+                              " is neither MPIDSM_ACCESS_READ nor MPIDSM_ACCESS_READ_WRITE");
+    create(out, [&] {
+      return d.make_accessible(
+          address, bytes,
+          access == MPIDSM_ACCESS_READ ? mpidsm::Access::read : mpidsm::Access::read_write);
+    });
+  });
+}
+
+mpidsm_status_t mpidsm_dsm_access_release(mpidsm_dsm_access_t* handle) {
+  return guarded("mpidsm_dsm_access_release", [&] {
+    take(require(handle, "mpidsm_dsm_access_release: handle"));  // released in ~DsmAccess
+  });
+}
+
 mpidsm_status_t mpidsm_dsm_free(mpidsm_dsm_t dsm, void* address) {
-  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_free: dsm").free(address); });
+  return guarded("mpidsm_dsm_free", [&] { dsm_of(dsm, "mpidsm_dsm_free: dsm").free(address); });
 }
 
 mpidsm_status_t mpidsm_dsm_barrier(mpidsm_dsm_t dsm) {
-  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_barrier: dsm").barrier(); });
+  return guarded("mpidsm_dsm_barrier", [&] { dsm_of(dsm, "mpidsm_dsm_barrier: dsm").barrier(); });
 }
 
 mpidsm_status_t mpidsm_dsm_sync_with(mpidsm_dsm_t dsm, const int* peers, size_t count) {
-  return guarded([&] {
+  return guarded("mpidsm_dsm_sync_with", [&] {
     mpidsm::Dsm& d = dsm_of(dsm, "mpidsm_dsm_sync_with: dsm");
     if (count > 0) require(peers, "mpidsm_dsm_sync_with: peers");
     d.sync_with({peers, count});
@@ -120,45 +144,49 @@ mpidsm_status_t mpidsm_dsm_sync_with(mpidsm_dsm_t dsm, const int* peers, size_t 
 }
 
 mpidsm_status_t mpidsm_dsm_lock(mpidsm_dsm_t dsm, size_t id) {
-  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_lock: dsm").lock(id); });
+  return guarded("mpidsm_dsm_lock", [&] { dsm_of(dsm, "mpidsm_dsm_lock: dsm").lock(id); });
 }
 
 mpidsm_status_t mpidsm_dsm_unlock(mpidsm_dsm_t dsm, size_t id) {
-  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_unlock: dsm").unlock(id); });
+  return guarded("mpidsm_dsm_unlock", [&] { dsm_of(dsm, "mpidsm_dsm_unlock: dsm").unlock(id); });
 }
 
 mpidsm_status_t mpidsm_dsm_lock_count(mpidsm_dsm_t dsm, size_t* count) {
-  return guarded([&] {
+  return guarded("mpidsm_dsm_lock_count", [&] {
     require(count, "mpidsm_dsm_lock_count: count") =
         dsm_of(dsm, "mpidsm_dsm_lock_count: dsm").lock_count();
   });
 }
 
 mpidsm_status_t mpidsm_dsm_set_flag(mpidsm_dsm_t dsm, size_t id) {
-  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_set_flag: dsm").set_flag(id); });
+  return guarded("mpidsm_dsm_set_flag",
+                 [&] { dsm_of(dsm, "mpidsm_dsm_set_flag: dsm").set_flag(id); });
 }
 
 mpidsm_status_t mpidsm_dsm_wait_flag(mpidsm_dsm_t dsm, size_t id) {
-  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_wait_flag: dsm").wait_flag(id); });
+  return guarded("mpidsm_dsm_wait_flag",
+                 [&] { dsm_of(dsm, "mpidsm_dsm_wait_flag: dsm").wait_flag(id); });
 }
 
 mpidsm_status_t mpidsm_dsm_reset_flag(mpidsm_dsm_t dsm, size_t id) {
-  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_reset_flag: dsm").reset_flag(id); });
+  return guarded("mpidsm_dsm_reset_flag",
+                 [&] { dsm_of(dsm, "mpidsm_dsm_reset_flag: dsm").reset_flag(id); });
 }
 
 mpidsm_status_t mpidsm_dsm_prefetch(mpidsm_dsm_t dsm, const void* address, size_t bytes) {
-  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_prefetch: dsm").prefetch(address, bytes); });
+  return guarded("mpidsm_dsm_prefetch",
+                 [&] { dsm_of(dsm, "mpidsm_dsm_prefetch: dsm").prefetch(address, bytes); });
 }
 
 mpidsm_status_t mpidsm_dsm_home_of(mpidsm_dsm_t dsm, const void* address, int* home) {
-  return guarded([&] {
+  return guarded("mpidsm_dsm_home_of", [&] {
     require(home, "mpidsm_dsm_home_of: home") =
         dsm_of(dsm, "mpidsm_dsm_home_of: dsm").home_of(address);
   });
 }
 
 mpidsm_status_t mpidsm_dsm_set_home_migration(mpidsm_dsm_t dsm, int mode) {
-  return guarded([&] {
+  return guarded("mpidsm_dsm_set_home_migration", [&] {
     mpidsm::Dsm& d = dsm_of(dsm, "mpidsm_dsm_set_home_migration: dsm");
     if (mode < MPIDSM_HOME_MIGRATION_OFF || mode > MPIDSM_HOME_MIGRATION_ON)
       throw mpidsm::Error(mpidsm::Errc::invalid_argument, d.rank(),
@@ -171,7 +199,7 @@ mpidsm_status_t mpidsm_dsm_set_home_migration(mpidsm_dsm_t dsm, int mode) {
 }
 
 mpidsm_status_t mpidsm_dsm_stats(mpidsm_dsm_t dsm, mpidsm_dsm_stats_t* stats) {
-  return guarded([&] {
+  return guarded("mpidsm_dsm_stats", [&] {
     auto& out = require(stats, "mpidsm_dsm_stats: stats");
     const mpidsm::DsmStats in = dsm_of(dsm, "mpidsm_dsm_stats: dsm").stats();
     out = {in.read_faults,
@@ -212,11 +240,12 @@ mpidsm_status_t mpidsm_dsm_stats(mpidsm_dsm_t dsm, mpidsm_dsm_stats_t* stats) {
 }
 
 mpidsm_status_t mpidsm_dsm_reset_stats(mpidsm_dsm_t dsm) {
-  return guarded([&] { dsm_of(dsm, "mpidsm_dsm_reset_stats: dsm").reset_stats(); });
+  return guarded("mpidsm_dsm_reset_stats",
+                 [&] { dsm_of(dsm, "mpidsm_dsm_reset_stats: dsm").reset_stats(); });
 }
 
 mpidsm_status_t mpidsm_dsm_print_stats(mpidsm_dsm_t dsm, FILE* out) {
-  return guarded([&] {
+  return guarded("mpidsm_dsm_print_stats", [&] {
     require(out, "mpidsm_dsm_print_stats: out");
     dsm_of(dsm, "mpidsm_dsm_print_stats: dsm").print_stats(out);
   });

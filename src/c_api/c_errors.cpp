@@ -22,6 +22,20 @@ const char* message() noexcept {
   return last_message.c_str();
 }
 
+std::string c_message(const char* function, const Error& e) {
+  const std::string& text = e.message();
+  std::string named;
+  const std::size_t colon = text.find(": ");
+  if (text.rfind("mpidsm_", 0) == 0)
+    named = text;  // a C function's own check named it already
+  else if (colon != std::string::npos && text.find("::") < colon &&
+           text.find(' ') > colon)  // "Dsm::lock: ...": the C++ operation
+    named = function + text.substr(colon);
+  else
+    named = std::string(function) + ": " + text;
+  return Error(e.code(), e.rank(), named).what();
+}
+
 }  // namespace mpidsm::c_api
 
 extern "C" const char* mpidsm_error_message(void) {
