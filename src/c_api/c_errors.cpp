@@ -26,10 +26,15 @@ std::string c_message(const char* function, const Error& e) {
   const std::string& text = e.message();
   std::string named;
   const std::size_t colon = text.find(": ");
+  // The operation the C++ layers put first ("Dsm::lock: ...", "put: ..."),
+  // an identifier, gives way to the C function's name.
+  const bool operation_first =
+      colon != std::string::npos && colon > 0 &&
+      text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:") ==
+          colon + 1;  // the space after the colon
   if (text.rfind("mpidsm_", 0) == 0)
     named = text;  // a C function's own check named it already
-  else if (colon != std::string::npos && text.find("::") < colon &&
-           text.find(' ') > colon)  // "Dsm::lock: ...": the C++ operation
+  else if (operation_first)
     named = function + text.substr(colon);
   else
     named = std::string(function) + ": " + text;
