@@ -253,8 +253,10 @@ Transport::~Transport() {
       s.close_endpoints(0);
     else
       s.lose();  // before any memory goes: no peer's operation lands in it
-    // Peers may still need our progress to finish closing their endpoints to us.
-    if (collective) s.barrier();
+    // Peers may still need our progress to finish closing their endpoints to
+    // us: on both workers (a messaging endpoint's close waited for ever on a
+    // peer whose barrier drove only the RMA worker, over tcp across hosts).
+    if (collective) s.closing_barrier();
   } catch (const Error&) {
     // A failing peer during shutdown leaves nothing to save; release what we hold.
   }
@@ -354,6 +356,19 @@ void Transport::Impl::barrier() {
   MPI_Request request;
   detail::check_mpi(rank, "MPI_Ibarrier", MPI_Ibarrier(comm, &request));
   wait_mpi(request, "barrier");
+}
+
+void Transport::Impl::closing_barrier() {
+  MPI_Request request;
+  detail::check_mpi(rank, "MPI_Ibarrier", MPI_Ibarrier(comm, &request));
+  int done = 0;
+  progress_until(
+      [&] {
+        ucp_worker_progress(messaging_worker);
+        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        return done != 0;
+      },
+      "closing endpoints");
 }
 
 void Transport::Impl::wait_for_collective(void* impl, MPI_Request& request, const char* operation) {

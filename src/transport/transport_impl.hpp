@@ -381,6 +381,9 @@ struct Transport::Impl {
   // A blocking receive matched by the mailboxes' software matching.
   MessageInfo receive_from_mailboxes(int source, int tag, void* buffer, std::size_t capacity);
   void barrier();
+  // The barrier after close_endpoints: drives both workers, as peers still
+  // closing their endpoints to this rank need either.
+  void closing_barrier();
   void wait_mpi(MPI_Request& request, const char* waiting_for);
   // Attached to the communicator: how mpidsm's collectives on it wait
   // (detail::wait_collective), driving UCX and checking peers' liveness.
