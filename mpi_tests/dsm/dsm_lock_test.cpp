@@ -201,6 +201,7 @@ TEST_F(DsmTest, LockMisuseIsAClearErrorAndLeavesTheDsmUsable) {
   d.lock(5);
   EXPECT_MPIDSM_ERROR(d.lock(5), Errc::invalid_state, "not recursive");
   d.unlock(5);
+  d.barrier();  // every rank is done with lock 5 before rank 0 misuses a lock
   // A barrier inside a critical section on rank 0: every rank gets the error.
   if (me == 0) d.lock(6);
   EXPECT_MPIDSM_ERROR(d.barrier(), Errc::invalid_state, "rank 0 called it while holding");
