@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages mpidsm needs, only those that are missing.
+# Installs the Debian 12 packages mpidsm needs, only those that are missing;
+# arguments name more (the test command's cross compiler and QEMU).
 set -euo pipefail
 packages=(build-essential cmake pkg-config
           libopenmpi-dev openmpi-bin
@@ -7,7 +8,8 @@ packages=(build-essential cmake pkg-config
           libibverbs-dev librdmacm-dev
           libgtest-dev libgmock-dev
           python3-matplotlib doxygen
-          iproute2 util-linux)
+          iproute2 util-linux
+          "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,7 +6,8 @@
 # skips it for a quick local run).
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
-bash "$here/install-deps.sh"
+# A cross compiler and QEMU run the diff kernels' NEON path too.
+bash "$here/install-deps.sh" g++-aarch64-linux-gnu qemu-user
 bash "$here/build.sh"
 source "$here/env.sh"
 cd "$BUILD_DIR"

@@ -42,6 +42,16 @@ enum class HomeMigration {
   on,        ///< a page moves at every barrier whose interval one rank alone wrote it in (JIAJIA)
 };
 
+/// The instructions that compare DSM pages with their twins and move the
+/// changed bytes. Every kernel writes the same bytes; they differ in speed.
+enum class DiffKernel {
+  automatic,  ///< the widest this CPU runs: avx512, then avx2 or neon, then words
+  avx512,     ///< x86-64 with AVX-512BW: 64-byte compares and byte-masked stores
+  avx2,       ///< x86-64 with AVX2: 32-byte compares, stores run by run
+  neon,       ///< 64-bit Arm: 16-byte compares, stores run by run
+  words,      ///< any CPU: 64-bit word compares
+};
+
 /// One documented variable: its name, default and meaning (for mpidsm_info and docs).
 struct ConfigVariable {
   /// The environment variable, e.g. MPIDSM_LOCKS.
@@ -102,6 +112,8 @@ struct Config {
   HomeMigration home_migration = HomeMigration::adaptive;
   /// The coherence policy of DSM allocations that name none (MPIDSM_COHERENCE).
   Coherence coherence = Coherence::adaptive;
+  /// The diff kernel of DSM releases (MPIDSM_DIFF_KERNEL).
+  DiffKernel diff_kernel = DiffKernel::automatic;
 
   /// Reads the environment. Throws Error(Errc::config) on a bad value.
   static Config from_environment();
@@ -126,6 +138,8 @@ const char* to_string(YieldMode mode);
 /// The mode as MPIDSM_HOME_MIGRATION spells it.
 const char* to_string(HomeMigration mode);
 
+/// The kernel as MPIDSM_DIFF_KERNEL spells it.
+const char* to_string(DiffKernel kernel);
 /// Parses "4096", "64K", "16M", "1G" (powers of 1024). Throws Error(Errc::config)
 /// naming `variable` when `text` is not a size.
 std::size_t parse_size(const char* variable, const std::string& text);

@@ -161,13 +161,14 @@ struct DsmSettings {
   bool fetch_by_call;              ///< MPIDSM_FETCH_BY_CALL
   HomeMigration home_migration;    ///< MPIDSM_HOME_MIGRATION
   Coherence coherence;             ///< MPIDSM_COHERENCE: of allocations that name none
+  DiffKernel diff_kernel;          ///< MPIDSM_DIFF_KERNEL: this rank's, may differ per rank
 
   /// The settings the MPIDSM_* configuration gives.
   static DsmSettings from(const Config& config) {
     return {config.dsm_size,           config.cache_pages,   config.prefetch_pages,
             config.max_checking_pages, config.dsm_locks,     config.dsm_stats,
             config.barrier_refetch,    config.fetch_by_call, config.home_migration,
-            config.coherence};
+            config.coherence,          config.diff_kernel};
   }
 };
 

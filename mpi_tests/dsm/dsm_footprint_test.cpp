@@ -102,6 +102,18 @@ TEST_F(DsmFootprintTest, SizesNoProcessCanServeAreRefusedNamingTheSetting) {
   cache.cache_pages = std::size_t{1} << 41;
   EXPECT_MPIDSM_ERROR(Dsm(*runtime_, cache), Errc::invalid_argument,
                       "DsmSettings::cache_pages (MPIDSM_CACHE_PAGES) 2199023255552 exceeds");
+  // A diff kernel of another architecture: named, with what this CPU runs.
+  DsmSettings foreign = sized(*runtime_, 64 * kMiB, 64);
+#if defined(__aarch64__)
+  foreign.diff_kernel = DiffKernel::avx2;
+  const char* foreign_message =
+      "(MPIDSM_DIFF_KERNEL) avx2 needs instructions this CPU lacks; it runs ";
+#else
+  foreign.diff_kernel = DiffKernel::neon;
+  const char* foreign_message =
+      "(MPIDSM_DIFF_KERNEL) neon needs instructions this CPU lacks; it runs ";
+#endif
+  EXPECT_MPIDSM_ERROR(Dsm(*runtime_, foreign), Errc::invalid_argument, foreign_message);
   Dsm fine(*runtime_, sized(*runtime_, 64 * kMiB, 64));  // the runtime is still usable
   auto* word = fine.allocate<long>(1);
   fine.lock(0);

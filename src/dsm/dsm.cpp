@@ -7,6 +7,7 @@
 
 #include "common/mpi_exchange.hpp"
 #include "dsm/engine/engine.hpp"
+#include "dsm/protocol/diff_kernels.hpp"
 #include "footprint.hpp"
 
 namespace mpidsm {
@@ -27,6 +28,12 @@ const DsmSettings& validated(const DsmSettings& settings, Runtime& runtime) {
                     " is not a positive multiple of the page size " + std::to_string(page));
   else if (settings.cache_pages == 0 || settings.locks == 0)
     bad.emplace(Errc::invalid_argument, rank, "Dsm: cache_pages and locks must be at least 1");
+  else if (!detail::find_diff_kernel(settings.diff_kernel))
+    bad.emplace(Errc::invalid_argument, rank,
+                std::string("Dsm: DsmSettings::diff_kernel (MPIDSM_DIFF_KERNEL) ") +
+                    to_string(settings.diff_kernel) +
+                    " needs instructions this CPU lacks; it runs " +
+                    detail::kernels_this_cpu_runs());
   detail::throw_if_any_failed(runtime.comm(), rank, bad, "Dsm");
   static constexpr const char* kNames[] = {"DsmSettings::size (MPIDSM_DSM_SIZE)",
                                            "DsmSettings::locks (MPIDSM_LOCKS)"};

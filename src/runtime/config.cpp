@@ -33,6 +33,7 @@ constexpr const char* kFetchByCall = "MPIDSM_FETCH_BY_CALL";
 constexpr const char* kPutByCall = "MPIDSM_PUT_BY_CALL";
 constexpr const char* kHomeMigration = "MPIDSM_HOME_MIGRATION";
 constexpr const char* kCoherence = "MPIDSM_COHERENCE";
+constexpr const char* kDiffKernel = "MPIDSM_DIFF_KERNEL";
 
 constexpr std::array kVariables{
     ConfigVariable{kProgressThread, "auto",
@@ -101,6 +102,10 @@ constexpr std::array kVariables{
                    "adaptive|invalidate|update|read_mostly|single_writer: the coherence policy "
                    "of DSM allocations that name none (docs/consistency.md, \"Coherence "
                    "policies\"); every rank must use the same value"},
+    ConfigVariable{kDiffKernel, "auto",
+                   "auto|avx512|avx2|neon|words: the instructions that compare DSM pages with "
+                   "their twins and move the changed bytes (auto: the widest this CPU runs); "
+                   "all give the same bytes, and ranks may differ"},
 };
 
 [[noreturn]] void bad_value(const char* variable, const std::string& value, const char* allowed) {
@@ -164,6 +169,22 @@ const char* to_string(Coherence policy) {
       return "read_mostly";
     case Coherence::single_writer:
       return "single_writer";
+  }
+  return "?";
+}
+
+const char* to_string(DiffKernel kernel) {
+  switch (kernel) {
+    case DiffKernel::automatic:
+      return "auto";
+    case DiffKernel::avx512:
+      return "avx512";
+    case DiffKernel::avx2:
+      return "avx2";
+    case DiffKernel::neon:
+      return "neon";
+    case DiffKernel::words:
+      return "words";
   }
   return "?";
 }
@@ -287,6 +308,17 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
       bad_value(kCoherence, text,
                 "one of adaptive, invalidate, update, read_mostly, single_writer");
   }
+  if (const char* v = lookup(kDiffKernel)) {
+    const std::string text(v);
+    bool known = false;
+    for (DiffKernel kernel : {DiffKernel::automatic, DiffKernel::avx512, DiffKernel::avx2,
+                              DiffKernel::neon, DiffKernel::words})
+      if (text == to_string(kernel)) {
+        config.diff_kernel = kernel;
+        known = true;
+      }
+    if (!known) bad_value(kDiffKernel, text, "one of auto, avx512, avx2, neon, words");
+  }
   if (const char* v = lookup(kDirectAccess)) {
     std::string text(v);
     if (text == "auto" || text == "on")
@@ -324,6 +356,7 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
       {kPutByCall, put_by_call ? "1" : "0"},
       {kHomeMigration, to_string(home_migration)},
       {kCoherence, to_string(coherence)},
+      {kDiffKernel, to_string(diff_kernel)},
   };
 }
 

@@ -1,5 +1,6 @@
 // Byte-exact diffs, driven without MPI or UCX: the runs found, the bytes
-// stored into a home mapped here, and the wire form a home applies.
+// stored into a home mapped here, and the wire form a home applies, by every
+// diff kernel this CPU runs (each must agree with the portable one).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "dsm/protocol/diff.hpp"
+#include "dsm/protocol/diff_kernels.hpp"
 #include "dsm/protocol/diff_message.hpp"
 
 namespace mpidsm::detail {
@@ -79,19 +81,63 @@ TEST(Diff, RunsCrossWordBoundaries) {
   EXPECT_EQ(runs_of(twin, page), (std::vector<ChangedRun>{{6, 13}}));
 }
 
-TEST(Diff, ShapeCountsTheRunsAndBytesFound) {
+// Every kernel this build and CPU runs; the portable one always.
+std::vector<const DiffKernelOps*> kernels_here() {
+  std::vector<const DiffKernelOps*> kernels;
+  for (DiffKernel kind :
+       {DiffKernel::words, DiffKernel::avx2, DiffKernel::avx512, DiffKernel::neon})
+    if (const DiffKernelOps* kernel = find_diff_kernel(kind)) kernels.push_back(kernel);
+  return kernels;
+}
+
+// Parameterised by kind (a pointer would make the test names differ per run).
+class EveryKernel : public ::testing::TestWithParam<DiffKernel> {
+ protected:
+  const DiffKernelOps& kernel() const { return *find_diff_kernel(GetParam()); }
+};
+
+std::vector<DiffKernel> kinds_here() {
+  std::vector<DiffKernel> kinds;
+  for (const DiffKernelOps* kernel : kernels_here()) kinds.push_back(kernel->kind);
+  return kinds;
+}
+
+TEST(DiffKernels, ThePortableKernelRunsEverywhereAndAutoPicksTheWidest) {
+  ASSERT_NE(find_diff_kernel(DiffKernel::words), nullptr);
+  const DiffKernelOps* automatic = find_diff_kernel(DiffKernel::automatic);
+  ASSERT_NE(automatic, nullptr);
+  EXPECT_EQ(automatic, kernels_here().back()) << "auto chose " << to_string(automatic->kind);
+  EXPECT_NE(kernels_this_cpu_runs().find("words"), std::string::npos);
+#if defined(__x86_64__)
+  EXPECT_EQ(find_diff_kernel(DiffKernel::neon), nullptr);
+  EXPECT_EQ(cpu_runs(DiffKernel::avx2), __builtin_cpu_supports("avx2") != 0);
+#endif
+}
+
+TEST_P(EveryKernel, ShapeCountsTheRunsAndBytesFound) {
   for (unsigned seed = 1; seed <= 50; ++seed) {
     auto [twin, page] = randomly_changed(4096, seed);
     const auto runs = runs_of(twin, page);
-    const DiffShape shape = measure_changes(twin.data(), page.data(), twin.size());
+    const DiffShape shape = kernel().measure(twin.data(), page.data(), twin.size());
     ASSERT_EQ(shape.runs, runs.size()) << "seed " << seed;
     ASSERT_EQ(shape.bytes, bytes_in(runs)) << "seed " << seed;
   }
 }
 
+// Runs that meet at a block's edge are one run; a page changed whole is one.
+TEST_P(EveryKernel, RunsAcrossBlocksCountOnce) {
+  Bytes twin(4096, std::byte{0}), page = twin;
+  for (std::size_t i = 60; i < 200; ++i) page[i] = std::byte{1};
+  EXPECT_EQ(kernel().measure(twin.data(), page.data(), 4096).runs, 1u);
+  Bytes all(4096, std::byte{3});
+  const DiffShape whole = kernel().measure(twin.data(), all.data(), 4096);
+  EXPECT_EQ(whole.runs, 1u);
+  EXPECT_EQ(whole.bytes, 4096u);
+}
+
 // The multiple-writer guarantee: two ranks change interleaved bytes of one
 // page; storing both diffs into the home keeps every change.
-TEST(Diff, StoringTwoWritersDiffsKeepsBoth) {
+TEST_P(EveryKernel, StoringTwoWritersDiffsKeepsBoth) {
   std::mt19937 random(42);
   Bytes home(4096), a, b;
   for (auto& x : home) x = std::byte(random() & 0xff);
@@ -101,8 +147,8 @@ TEST(Diff, StoringTwoWritersDiffsKeepsBoth) {
     if (i % 3 == 1) b[i] = ~home[i];
   }
   const Bytes twin = home;
-  store_changed_bytes(twin.data(), a.data(), home.data(), home.size());
-  store_changed_bytes(twin.data(), b.data(), home.data(), home.size());
+  kernel().store(twin.data(), a.data(), home.data(), home.size());
+  kernel().store(twin.data(), b.data(), home.data(), home.size());
   for (std::size_t i = 0; i < home.size(); ++i) {
     const std::byte expected = i % 3 == 0 ? a[i] : i % 3 == 1 ? b[i] : twin[i];
     ASSERT_EQ(home[i], expected) << "byte " << i;
@@ -111,61 +157,104 @@ TEST(Diff, StoringTwoWritersDiffsKeepsBoth) {
 
 // Stores write the changed bytes and nothing else: a home whose other bytes
 // hold a marker (another writer's bytes) keeps every marker.
-void expect_only_changed_bytes_stored(decltype(&store_changed_bytes) store) {
-  for (unsigned seed = 1; seed <= 50; ++seed) {
-    auto [twin, page] = randomly_changed(4096, seed);
+TEST_P(EveryKernel, StoresWriteOnlyChangedBytes) {
+  std::vector<std::pair<Bytes, Bytes>> cases;
+  for (unsigned seed = 1; seed <= 50; ++seed) cases.push_back(randomly_changed(4096, seed));
+  cases.push_back(floats_updated(4096));
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    const auto& [twin, page] = cases[c];
     Bytes home(twin.size());
     for (std::size_t i = 0; i < home.size(); ++i) home[i] = ~twin[i];  // differs from both
-    const DiffShape shape = store(twin.data(), page.data(), home.data(), home.size());
+    const DiffShape shape = kernel().store(twin.data(), page.data(), home.data(), home.size());
     const auto runs = runs_of(twin, page);
-    ASSERT_EQ(shape.runs, runs.size()) << "seed " << seed;
-    ASSERT_EQ(shape.bytes, bytes_in(runs)) << "seed " << seed;
+    ASSERT_EQ(shape.runs, runs.size()) << "case " << c;
+    ASSERT_EQ(shape.bytes, bytes_in(runs)) << "case " << c;
     for (std::size_t i = 0; i < home.size(); ++i)
-      ASSERT_EQ(home[i], page[i] != twin[i] ? page[i] : ~twin[i])
-          << "seed " << seed << " byte " << i;
+      ASSERT_EQ(home[i], page[i] != twin[i] ? page[i] : ~twin[i]) << "case " << c << " byte " << i;
   }
 }
 
-TEST(Diff, StoresWriteOnlyChangedBytes) {
-  expect_only_changed_bytes_stored(&store_changed_bytes);  // vector stores where the CPU has them
-  expect_only_changed_bytes_stored(&store_changed_bytes_wordwise);
+// The packed form of every kernel is the portable kernel's, byte for byte
+// (ranks on different CPUs read each other's diffs), and unpacking it
+// touches only the changed bytes.
+TEST_P(EveryKernel, PacksAsThePortableKernelAndUnpacksOnlyChangedBytes) {
+  const DiffKernelOps& portable = *find_diff_kernel(DiffKernel::words);
+  for (unsigned seed = 1; seed <= 50; ++seed) {
+    auto [twin, page] = seed == 50 ? floats_updated(4096) : randomly_changed(4096, seed);
+    Bytes masks(512), packed(4096 + kPackSlack), portable_masks(512),
+        portable_packed(4096 + kPackSlack);
+    const std::size_t count =
+        kernel().pack(twin.data(), page.data(), 4096, masks.data(), packed.data());
+    const std::size_t portable_count = portable.pack(twin.data(), page.data(), 4096,
+                                                     portable_masks.data(), portable_packed.data());
+    ASSERT_EQ(count, portable_count) << "seed " << seed;
+    ASSERT_EQ(masks, portable_masks) << "seed " << seed;
+    ASSERT_TRUE(std::equal(packed.begin(), packed.begin() + static_cast<std::ptrdiff_t>(count),
+                           portable_packed.begin()))
+        << "seed " << seed;
+    Bytes home(4096);
+    for (std::size_t i = 0; i < home.size(); ++i) home[i] = ~twin[i];
+    ASSERT_TRUE(kernel().unpack(masks.data(), packed.data(), count, home.data(), 4096));
+    for (std::size_t i = 0; i < home.size(); ++i)
+      ASSERT_EQ(home[i], page[i] != twin[i] ? page[i] : ~twin[i])
+          << "seed " << seed << " byte " << i;
+    if (count > 0) {
+      EXPECT_FALSE(kernel().unpack(masks.data(), packed.data(), count - 1, home.data(), 4096));
+      EXPECT_FALSE(kernel().unpack(masks.data(), packed.data(), count + 1, home.data(), 4096));
+    }
+  }
 }
 
-// The wire form, applied at the home, writes what a store would.
-void expect_round_trip(const Bytes& twin, const Bytes& page, const char* what) {
+// The wire form, applied at the home, writes what a store would, whichever
+// kernel encoded it and whichever applies it.
+void expect_round_trip(const DiffKernelOps& encoder, const Bytes& twin, const Bytes& page,
+                       const char* what) {
   const std::size_t size = twin.size(), pages = 3, target_page = 2;
   Bytes message(max_diff_record(size));
   DiffShape shape;
   const std::size_t length =
-      encode_diff(target_page, twin.data(), page.data(), size, message.data(), shape);
+      encode_diff(encoder, target_page, twin.data(), page.data(), size, message.data(), shape);
   ASSERT_LE(length, message.size()) << what;
   const auto runs = runs_of(twin, page);
   EXPECT_EQ(shape.runs, runs.size()) << what;
   EXPECT_EQ(shape.bytes, bytes_in(runs)) << what;
-
-  Bytes home(pages * size), expected;
-  for (std::size_t i = 0; i < home.size(); ++i) home[i] = std::byte(i * 7 & 0xff);
-  expected = home;
-  store_changed_bytes(twin.data(), page.data(), expected.data() + target_page * size, size);
-  ASSERT_TRUE(apply_diffs(message.data(), length, home.data(), pages, size)) << what;
-  EXPECT_EQ(home, expected) << what;
-}
-
-TEST(DiffMessage, RoundTripsEveryShapeOfChange) {
-  Bytes twin(4096, std::byte{5});
-  expect_round_trip(twin, twin, "no change");
-  Bytes one = twin;
-  one[100] = std::byte{6};
-  expect_round_trip(twin, one, "one byte");
-  Bytes all(4096, std::byte{9});
-  expect_round_trip(twin, all, "every byte");
-  auto [before, after] = floats_updated(4096);
-  expect_round_trip(before, after, "updated floats");
-  for (unsigned seed = 1; seed <= 50; ++seed) {
-    auto [t, p] = randomly_changed(4096, seed);
-    expect_round_trip(t, p, "random changes");
+  for (const DiffKernelOps* applier : kernels_here()) {
+    Bytes home(pages * size), expected;
+    for (std::size_t i = 0; i < home.size(); ++i) home[i] = std::byte(i * 7 & 0xff);
+    expected = home;
+    for (std::size_t i = 0; i < size; ++i)
+      if (page[i] != twin[i]) expected[target_page * size + i] = page[i];
+    // Exactly the bytes of the message: a kernel that read past it would
+    // be caught by the sanitizers.
+    const Bytes exact(message.begin(), message.begin() + static_cast<std::ptrdiff_t>(length));
+    ASSERT_TRUE(apply_diffs(*applier, exact.data(), length, home.data(), pages, size))
+        << what << ", applied by " << to_string(applier->kind);
+    EXPECT_EQ(home, expected) << what << ", applied by " << to_string(applier->kind);
   }
 }
+
+TEST_P(EveryKernel, RoundTripsEveryShapeOfChange) {
+  Bytes twin(4096, std::byte{5});
+  expect_round_trip(kernel(), twin, twin, "no change");
+  Bytes one = twin;
+  one[100] = std::byte{6};
+  expect_round_trip(kernel(), twin, one, "one byte");
+  Bytes all(4096, std::byte{9});
+  expect_round_trip(kernel(), twin, all, "every byte");
+  Bytes last = twin;
+  last[4095] = std::byte{1};
+  last[4090] = std::byte{1};
+  expect_round_trip(kernel(), twin, last, "the last word");
+  auto [before, after] = floats_updated(4096);
+  expect_round_trip(kernel(), before, after, "updated floats");
+  for (unsigned seed = 1; seed <= 50; ++seed) {
+    auto [t, p] = randomly_changed(4096, seed);
+    expect_round_trip(kernel(), t, p, "random changes");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ThisCpu, EveryKernel, ::testing::ValuesIn(kinds_here()),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
 
 // Scattered changes cost about a page on the wire, not a header per run.
 TEST(DiffMessage, ScatteredChangesTakeAboutAPage) {
@@ -173,22 +262,28 @@ TEST(DiffMessage, ScatteredChangesTakeAboutAPage) {
   EXPECT_GT(runs_of(twin, page).size(), 500u);
   Bytes message(max_diff_record(4096));
   DiffShape shape;
-  const std::size_t length = encode_diff(0, twin.data(), page.data(), 4096, message.data(), shape);
+  const std::size_t length = encode_diff(*find_diff_kernel(DiffKernel::automatic), 0, twin.data(),
+                                         page.data(), 4096, message.data(), shape);
   EXPECT_LE(length, 4096u + 4096u / 8 + 16u);
 }
 
 TEST(DiffMessage, MalformedMessagesAreRefused) {
+  const DiffKernelOps& kernel = *find_diff_kernel(DiffKernel::automatic);
   auto [twin, page] = floats_updated(4096);
   Bytes message(max_diff_record(4096));
   DiffShape shape;
-  const std::size_t length = encode_diff(1, twin.data(), page.data(), 4096, message.data(), shape);
+  const std::size_t length =
+      encode_diff(kernel, 1, twin.data(), page.data(), 4096, message.data(), shape);
   Bytes home(2 * 4096);
-  EXPECT_FALSE(apply_diffs(message.data(), length - 1, home.data(), 2, 4096)) << "truncated";
-  EXPECT_FALSE(apply_diffs(message.data(), length, home.data(), 1, 4096)) << "page past the end";
+  EXPECT_FALSE(apply_diffs(kernel, message.data(), length - 1, home.data(), 2, 4096))
+      << "truncated";
+  EXPECT_FALSE(apply_diffs(kernel, message.data(), length, home.data(), 1, 4096))
+      << "page past the end";
   Bytes longer(message.begin(), message.begin() + static_cast<std::ptrdiff_t>(length));
   longer.push_back(std::byte{0});
-  EXPECT_FALSE(apply_diffs(longer.data(), longer.size(), home.data(), 2, 4096)) << "trailing byte";
-  EXPECT_TRUE(apply_diffs(message.data(), length, home.data(), 2, 4096));
+  EXPECT_FALSE(apply_diffs(kernel, longer.data(), longer.size(), home.data(), 2, 4096))
+      << "trailing byte";
+  EXPECT_TRUE(apply_diffs(kernel, message.data(), length, home.data(), 2, 4096));
 }
 
 }  // namespace

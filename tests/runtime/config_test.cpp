@@ -178,5 +178,17 @@ TEST(Config, Coherence) {
             std::string::npos);
 }
 
+TEST(Config, DiffKernel) {
+  EXPECT_EQ(parse({}).diff_kernel, DiffKernel::automatic);
+  for (DiffKernel kernel : {DiffKernel::automatic, DiffKernel::avx512, DiffKernel::avx2,
+                            DiffKernel::neon, DiffKernel::words})
+    EXPECT_EQ(parse({{"MPIDSM_DIFF_KERNEL", to_string(kernel)}}).diff_kernel, kernel);
+  EXPECT_STREQ(to_string(DiffKernel::automatic), "auto");
+  EXPECT_NE(config_error({{"MPIDSM_DIFF_KERNEL", "sse2"}})
+                .find("MPIDSM_DIFF_KERNEL='sse2' is invalid: expected one of auto, avx512, avx2, "
+                      "neon, words"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace mpidsm

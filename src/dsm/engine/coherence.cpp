@@ -52,7 +52,7 @@ void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
   std::byte* direct = mapped_master_[static_cast<std::size_t>(home)];
   const detail::DiffShape shape =
       cache_.entry(page).twin == detail::PageCache::none ? write_whole_page(page, master(page))
-      : direct ? detail::store_changed_bytes(twin(page), master(page), direct + base, page_size_)
+      : direct ? diff_kernel_.store(twin(page), master(page), direct + base, page_size_)
                : diffs_.add(home, page, twin(page), master(page));
   stats_.diff_runs += shape.runs;
   stats_.diff_bytes += shape.bytes;
@@ -207,7 +207,8 @@ void Dsm::Engine::flush_written_homes() {
 void Dsm::Engine::apply_remote_diffs(void* engine, int source, std::uint64_t,
                                      const std::byte* bytes, std::size_t size) {
   auto& self = *static_cast<Engine*>(engine);
-  if (!detail::apply_diffs(bytes, size, self.region_.master(), self.pages_, self.page_size_)) {
+  if (!detail::apply_diffs(self.diff_kernel_, bytes, size, self.region_.master(), self.pages_,
+                           self.page_size_)) {
     std::fprintf(stderr, "mpidsm: rank %d: malformed DSM diff message from rank %d\n", self.rank_,
                  source);
     std::abort();

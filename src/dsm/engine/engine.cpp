@@ -34,6 +34,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       print_stats_at_exit_(settings.print_stats),
       barrier_refetch_(settings.barrier_refetch),
       default_coherence_(settings.coherence),
+      diff_kernel_(*detail::find_diff_kernel(settings.diff_kernel)),  // Dsm checked it
       track_prefetch_use_(settings.print_stats),
       mappable_(transport_, runtime.config().direct_access),
       region_(runtime.comm(), transport_, settings.size, mappable_),
@@ -60,7 +61,8 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       holders_(locks_.count(), rank_),
       page_calls_(transport_, sharing_, region_, page_size_, cache_.capacity(),
                   settings.fetch_by_call),
-      diffs_(transport_, page_size_, &Engine::apply_remote_diffs, this, stats_.diff_messages),
+      diffs_(transport_, diff_kernel_, page_size_, &Engine::apply_remote_diffs, this,
+             stats_.diff_messages),
       updates_(transport_, page_size_, 2 * cache_.capacity()) {
   // Sized for the whole region up front (a page is listed at most once), so
   // faults and releases never allocate. Large reservations are address

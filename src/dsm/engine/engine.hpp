@@ -41,6 +41,7 @@
 #include "dsm/protocol/barrier_updates.hpp"
 #include "dsm/protocol/diff.hpp"
 #include "dsm/protocol/diff_batches.hpp"
+#include "dsm/protocol/diff_kernels.hpp"
 #include "dsm/protocol/home_moves.hpp"
 #include "dsm/protocol/lock_holders.hpp"
 #include "dsm/protocol/lock_table.hpp"
@@ -373,8 +374,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::size_t prefetch_pages_;
   std::size_t max_checking_pages_;
   bool print_stats_at_exit_;
-  bool barrier_refetch_;            // DsmSettings::barrier_refetch
-  Coherence default_coherence_;     // DsmSettings::coherence
+  bool barrier_refetch_;                      // DsmSettings::barrier_refetch
+  Coherence default_coherence_;               // DsmSettings::coherence
+  const detail::DiffKernelOps& diff_kernel_;  // DsmSettings::diff_kernel
   bool track_prefetch_use_;         // statistics on: tell used from unused prefetched pages
   detail::MappablePeers mappable_;  // before everything shared that peers may map
   detail::DsmRegion region_;

@@ -1,9 +1,8 @@
 // Diffs of a page against its twin: the bytes this rank changed.
 // Byte-exact on purpose: with several writers to one page, a diff must never
 // carry a byte this rank did not change, or it would overwrite another
-// writer's byte at the home. Pages are compared a 64-bit word at a time, so
-// unchanged memory costs one compare per word, and a word whose every byte
-// changed is handled whole.
+// writer's byte at the home. This file holds the portable word-at-a-time
+// pieces; diff_kernels.hpp the fast paths of each instruction set.
 #pragma once
 
 #include <array>
@@ -49,22 +48,6 @@ struct DiffShape {
   std::size_t bytes = 0;
 };
 
-// Builds a DiffShape from the page's word masks, given in page order.
-class ShapeCounter {
- public:
-  void add(unsigned mask) {
-    const unsigned previous = (mask << 1 | (previous_changed_ ? 1u : 0u)) & 0xFFu;
-    shape_.runs += kBitsSet[mask & ~previous & 0xFFu];  // runs starting in this word
-    shape_.bytes += kBitsSet[mask];
-    previous_changed_ = (mask & 0x80u) != 0;
-  }
-  const DiffShape& shape() const { return shape_; }
-
- private:
-  DiffShape shape_;
-  bool previous_changed_ = false;  // the previous word's last byte
-};
-
 // Calls emit(offset, length) for every maximal run of bytes where `page`
 // differs from `twin`, in increasing offset order; returns the run count.
 // `size` is a multiple of 8 (pages are).
@@ -93,23 +76,6 @@ std::size_t for_each_changed_run(const std::byte* twin, const std::byte* page, s
     ++runs;
   }
   return runs;
-}
-
-// Stores at `home` exactly the bytes where `page` differs from `twin`, in
-// one pass, so another writer's bytes in the same words are never written
-// (diff_store.cpp: byte-masked vector stores where the CPU has them).
-DiffShape store_changed_bytes(const std::byte* twin, const std::byte* page, std::byte* home,
-                              std::size_t size);
-// The same, a word at a time on any CPU (what store_changed_bytes falls back to).
-DiffShape store_changed_bytes_wordwise(const std::byte* twin, const std::byte* page,
-                                       std::byte* home, std::size_t size);
-
-// The shape of a page's changes without writing anything.
-inline DiffShape measure_changes(const std::byte* twin, const std::byte* page, std::size_t size) {
-  ShapeCounter counter;
-  for (std::size_t i = 0; i < size; i += 8)
-    counter.add(changed_bytes(load_word(twin + i), load_word(page + i)));
-  return counter.shape();
 }
 
 }  // namespace mpidsm::detail

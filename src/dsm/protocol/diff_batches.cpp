@@ -6,9 +6,10 @@
 
 namespace mpidsm::detail {
 
-DiffBatches::DiffBatches(Transport& transport, std::size_t page_size,
+DiffBatches::DiffBatches(Transport& transport, const DiffKernelOps& kernel, std::size_t page_size,
                          Transport::RemoteHandler apply, void* context, std::uint64_t& messages)
     : transport_(&transport),
+      kernel_(kernel),
       page_size_(page_size),
       handler_(transport.add_remote_handler(apply, context)),
       // 64 KiB: a message of 15 scattered pages, still sent eagerly by UCX.
@@ -36,7 +37,8 @@ DiffShape DiffBatches::add(int home, std::size_t page, const std::byte* twin,
     batch.used = 0;
   }
   DiffShape shape;
-  batch.used += encode_diff(page, twin, data, page_size_, buffer(batch.buffer) + batch.used, shape);
+  batch.used +=
+      encode_diff(kernel_, page, twin, data, page_size_, buffer(batch.buffer) + batch.used, shape);
   return shape;
 }
 

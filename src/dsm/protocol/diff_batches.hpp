@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "diff.hpp"
+#include "diff_kernels.hpp"
 #include "dsm/memory/lazy_array.hpp"
 #include "mpidsm/transport.hpp"
 
@@ -21,8 +21,8 @@ class DiffBatches {
   // Collective: registers `apply` (with `context`) as the remote handler
   // that applies diffs at a home, until destruction. Every message sent
   // adds one to `messages`.
-  DiffBatches(Transport& transport, std::size_t page_size, Transport::RemoteHandler apply,
-              void* context, std::uint64_t& messages);
+  DiffBatches(Transport& transport, const DiffKernelOps& kernel, std::size_t page_size,
+              Transport::RemoteHandler apply, void* context, std::uint64_t& messages);
   ~DiffBatches();
   DiffBatches(const DiffBatches&) = delete;
   DiffBatches& operator=(const DiffBatches&) = delete;
@@ -46,6 +46,7 @@ class DiffBatches {
   void complete_all();  // sends, flushes every peer, recycles
 
   Transport* transport_;
+  const DiffKernelOps& kernel_;
   std::size_t page_size_;
   std::uint32_t handler_;
   std::size_t capacity_;       // bytes per buffer

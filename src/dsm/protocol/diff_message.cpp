@@ -34,12 +34,13 @@ bool take(const std::byte*& in, const std::byte* end, T& value) {
 }  // namespace
 
 std::size_t max_diff_record(std::size_t page_size) {
-  return sizeof(RecordHeader) + page_size / 8 + page_size;
+  return sizeof(RecordHeader) + page_size / 8 + page_size + kPackSlack;
 }
 
-std::size_t encode_diff(std::uint64_t page_index, const std::byte* twin, const std::byte* page,
-                        std::size_t page_size, std::byte* out, DiffShape& shape) {
-  shape = measure_changes(twin, page, page_size);
+std::size_t encode_diff(const DiffKernelOps& kernel, std::uint64_t page_index,
+                        const std::byte* twin, const std::byte* page, std::size_t page_size,
+                        std::byte* out, DiffShape& shape) {
+  shape = kernel.measure(twin, page, page_size);
   const std::size_t words = page_size / 8;
   const bool as_runs = shape.runs * sizeof(Run) <= words;
   std::byte* at = out;
@@ -53,25 +54,12 @@ std::size_t encode_diff(std::uint64_t page_index, const std::byte* twin, const s
     });
     return static_cast<std::size_t>(at - out);
   }
-  std::byte* masks = at;
-  std::byte* packed = at + words;
-  for (std::size_t w = 0; w < words; ++w) {
-    const std::size_t i = w * 8;
-    const unsigned mask = changed_bytes(load_word(twin + i), load_word(page + i));
-    masks[w] = static_cast<std::byte>(mask);
-    if (mask == 0xFFu) {
-      std::memcpy(packed, page + i, 8);
-      packed += 8;
-    } else {
-      for (unsigned bits = mask; bits != 0; bits &= bits - 1)
-        *packed++ = page[i + static_cast<std::size_t>(std::countr_zero(bits))];
-    }
-  }
-  return static_cast<std::size_t>(packed - out);
+  return static_cast<std::size_t>(at - out) + words +
+         kernel.pack(twin, page, page_size, at, at + words);
 }
 
-bool apply_diffs(const std::byte* message, std::size_t size, std::byte* base, std::size_t pages,
-                 std::size_t page_size) {
+bool apply_diffs(const DiffKernelOps& kernel, const std::byte* message, std::size_t size,
+                 std::byte* base, std::size_t pages, std::size_t page_size) {
   const std::byte* in = message;
   const std::byte* const end = message + size;
   const std::size_t words = page_size / 8;
@@ -89,23 +77,10 @@ bool apply_diffs(const std::byte* message, std::size_t size, std::byte* base, st
         in += run.length;
       }
     } else if (header.body == Body::mask) {
-      if (static_cast<std::size_t>(end - in) < words + header.count) return false;
-      const std::byte* masks = in;
-      const std::byte* packed = in + words;
-      const std::byte* const packed_end = packed + header.count;
-      for (std::size_t w = 0; w < words; ++w) {
-        const auto mask = static_cast<unsigned>(masks[w]);
-        if (static_cast<std::size_t>(packed_end - packed) < kBitsSet[mask]) return false;
-        if (mask == 0xFFu) {
-          std::memcpy(target + w * 8, packed, 8);
-          packed += 8;
-        } else {
-          for (unsigned bits = mask; bits != 0; bits &= bits - 1)
-            target[w * 8 + static_cast<std::size_t>(std::countr_zero(bits))] = *packed++;
-        }
-      }
-      if (packed != packed_end) return false;
-      in = packed_end;
+      if (static_cast<std::size_t>(end - in) < words + header.count ||
+          !kernel.unpack(in, in + words, header.count, target, page_size))
+        return false;
+      in += words + header.count;
     } else {
       return false;
     }

@@ -4,14 +4,14 @@
 //   runs: per run its offset and length (32-bit each), then its bytes;
 //   mask: one byte per 64-bit word of the page (bit i: byte i changed),
 //         then every changed byte, packed in page order.
-// The home applies the bytes one by one where a word changed only in part,
-// so the encoding stays byte-exact (diff.hpp says why it must).
+// The home stores only the changed bytes, so the encoding stays byte-exact
+// (diff.hpp says why it must).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "diff.hpp"
+#include "diff_kernels.hpp"
 
 namespace mpidsm::detail {
 
@@ -20,14 +20,15 @@ std::size_t max_diff_record(std::size_t page_size);
 
 // Writes the record of page `page_index`'s changes (against `twin`) at `out`,
 // which has room for max_diff_record(page_size); returns its length and the
-// shape of the changes in `shape`.
-std::size_t encode_diff(std::uint64_t page_index, const std::byte* twin, const std::byte* page,
-                        std::size_t page_size, std::byte* out, DiffShape& shape);
+// shape of the changes in `shape`. Any kernel reads what any other wrote.
+std::size_t encode_diff(const DiffKernelOps& kernel, std::uint64_t page_index,
+                        const std::byte* twin, const std::byte* page, std::size_t page_size,
+                        std::byte* out, DiffShape& shape);
 
 // Applies a message of records to the pages at `base` (`pages` pages).
 // False, having applied the records before it, at the first record that is
 // malformed or names a page past the end.
-bool apply_diffs(const std::byte* message, std::size_t size, std::byte* base, std::size_t pages,
-                 std::size_t page_size);
+bool apply_diffs(const DiffKernelOps& kernel, const std::byte* message, std::size_t size,
+                 std::byte* base, std::size_t pages, std::size_t page_size);
 
 }  // namespace mpidsm::detail

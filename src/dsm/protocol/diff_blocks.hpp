@@ -1,0 +1,115 @@
+// The pieces every diff kernel (diff_kernels.hpp) shares, free of any
+// instruction set: a kernel finds which bytes of a 64-byte block changed with
+// its own vector compare, and then stores, counts, packs or unpacks them with
+// these. Plain inline code, so a kernel built for AVX2 or NEON inlines it
+// under its own target.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "diff.hpp"
+
+namespace mpidsm::detail {
+
+// Pages are compared in blocks of 64 bytes: one bit of a 64-bit mask per
+// byte (bit i: byte i of the block changed).
+inline constexpr std::size_t kDiffBlock = 64;
+
+template <std::size_t N>
+inline void copy_bytes(std::byte* to, const std::byte* from) {
+  std::memcpy(to, from, N);  // one load and one store of N bytes
+}
+
+// Stores the `length` bytes at `from` to `to` and touches no other byte: a
+// run of 2 to 7 bytes takes two stores of one width that overlap in its
+// middle (3 bytes: two 2-byte stores), so no run costs a store per byte.
+inline void store_run(std::byte* to, const std::byte* from, unsigned length) {
+  if (length >= 8) {
+    for (unsigned k = 0; k + 8 < length; k += 8) copy_bytes<8>(to + k, from + k);
+    copy_bytes<8>(to + length - 8, from + length - 8);
+  } else if (length >= 4) {
+    copy_bytes<4>(to, from);
+    copy_bytes<4>(to + length - 4, from + length - 4);
+  } else if (length >= 2) {
+    copy_bytes<2>(to, from);
+    copy_bytes<2>(to + length - 2, from + length - 2);
+  } else {
+    *to = *from;
+  }
+}
+
+// Stores at `to` exactly the bytes of the 64-byte block at `from` that
+// `changed` marks, run by run: another writer's bytes between the runs stay
+// as they are (the multiple-writer guarantee, diff.hpp).
+inline void store_changed_runs(std::byte* to, const std::byte* from, std::uint64_t changed) {
+  if (changed == ~std::uint64_t{0}) return copy_bytes<kDiffBlock>(to, from);
+  while (changed != 0) {
+    const auto start = static_cast<unsigned>(__builtin_ctzll(changed));
+    // The bits above the run are zero after the shift, so this ends.
+    const auto length = static_cast<unsigned>(__builtin_ctzll(~(changed >> start)));
+    store_run(to + start, from + start, length);
+    changed &= changed + (changed & (~changed + 1));  // clears the lowest run
+  }
+}
+
+// Bits set in a 64-bit word without a POPCNT instruction (baseline x86-64).
+inline unsigned popcount_portable(std::uint64_t x) {
+  x -= (x >> 1) & 0x5555555555555555ull;
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+  return static_cast<unsigned>((x * 0x0101010101010101ull) >> 56);
+}
+
+// Byte shuffles that gather the changed bytes of a 64-bit word to its front
+// (compact) and spread packed bytes back to their places (expand), one
+// 8-entry row per 8-bit mask; 0x80 selects nothing (a zero byte), as x86's
+// PSHUFB and Arm's TBL both read it.
+struct ShuffleTables {
+  std::array<std::array<std::uint8_t, 8>, 256> compact{};
+  std::array<std::array<std::uint8_t, 8>, 256> expand{};
+};
+inline constexpr ShuffleTables kShuffles = [] {
+  ShuffleTables tables;
+  for (unsigned mask = 0; mask < 256; ++mask) {
+    unsigned packed = 0;
+    for (unsigned byte = 0; byte < 8; ++byte) {
+      tables.compact[mask][byte] = 0x80;
+      tables.expand[mask][byte] = 0x80;
+    }
+    for (unsigned byte = 0; byte < 8; ++byte)
+      if (mask >> byte & 1u) {
+        tables.compact[mask][packed] = static_cast<std::uint8_t>(byte);
+        tables.expand[mask][byte] = static_cast<std::uint8_t>(packed++);
+      }
+  }
+  return tables;
+}();
+
+// Writes the bytes of `word` that `mask` marks, in order, at `out`; may
+// write up to 8 bytes (the caller's buffer has that slack). Returns how
+// many it kept. No branch per byte.
+inline unsigned compact_word_portable(std::uint64_t word, unsigned mask, std::byte* out) {
+  unsigned kept = 0;
+  for (unsigned byte = 0; byte < 8; ++byte) {
+    out[kept] = static_cast<std::byte>(word >> (8 * byte));
+    kept += mask >> byte & 1u;
+  }
+  return kept;
+}
+
+// The word whose bytes `mask` marks come, in order, from `in` (8 readable
+// bytes); the other bytes are zero.
+inline std::uint64_t expand_word_portable(const std::byte* in, unsigned mask) {
+  const auto& row = kShuffles.expand[mask];
+  std::uint64_t word = 0;
+  for (unsigned byte = 0; byte < 8; ++byte) {
+    const std::uint64_t value = std::to_integer<std::uint8_t>(in[row[byte] & 7u]);
+    word |= value * (mask >> byte & 1u) << (8 * byte);  // no branch per byte
+  }
+  return word;
+}
+
+}  // namespace mpidsm::detail

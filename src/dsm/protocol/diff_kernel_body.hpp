@@ -1,0 +1,101 @@
+// The four operations of a diff kernel (diff_kernels.hpp), written once over
+// an instruction set. Each diff_kernel_<set>.cpp includes this file inside an
+// anonymous namespace, after it defines MPIDSM_DIFF_TARGET (its target
+// attribute) and a struct with:
+//   changed(twin, page): 64-bit mask of the bytes of a 64-byte block that differ
+//   popcount(mask), compact(word, mask, out), expand(in, mask): as the
+//     *_portable functions of diff_blocks.hpp do
+//   store(to, from, changed): store_changed_runs's contract
+// No include guard: every kernel compiles its own copy under its own target,
+// with internal linkage, so no code of one instruction set can stand in for
+// another's at link time.
+
+template <class Isa>
+MPIDSM_DIFF_TARGET inline void add_block_shape(DiffShape& shape, std::uint64_t changed,
+                                               std::uint64_t& previous_last) {
+  shape.bytes += Isa::popcount(changed);
+  shape.runs += Isa::popcount(changed & ~(changed << 1 | previous_last));  // runs starting here
+  previous_last = changed >> 63;
+}
+
+template <class Isa>
+MPIDSM_DIFF_TARGET DiffShape store_kernel(const std::byte* twin, const std::byte* page,
+                                          std::byte* home, std::size_t size) {
+  DiffShape shape;
+  std::uint64_t previous_last = 0;
+  for (std::size_t i = 0; i < size; i += kDiffBlock) {
+    const std::uint64_t changed = Isa::changed(twin + i, page + i);
+    if (changed != 0) Isa::store(home + i, page + i, changed);
+    add_block_shape<Isa>(shape, changed, previous_last);
+  }
+  return shape;
+}
+
+template <class Isa>
+MPIDSM_DIFF_TARGET DiffShape measure_kernel(const std::byte* twin, const std::byte* page,
+                                            std::size_t size) {
+  DiffShape shape;
+  std::uint64_t previous_last = 0;
+  for (std::size_t i = 0; i < size; i += kDiffBlock)
+    add_block_shape<Isa>(shape, Isa::changed(twin + i, page + i), previous_last);
+  return shape;
+}
+
+template <class Isa>
+MPIDSM_DIFF_TARGET std::size_t pack_kernel(const std::byte* twin, const std::byte* page,
+                                           std::size_t size, std::byte* masks, std::byte* packed) {
+  std::byte* out = packed;
+  for (std::size_t i = 0; i < size; i += kDiffBlock) {
+    const std::uint64_t changed = Isa::changed(twin + i, page + i);
+    std::memcpy(masks + i / 8, &changed, sizeof changed);  // byte w: word w's mask
+    if (changed == 0) continue;
+    if (changed == ~std::uint64_t{0}) {
+      copy_bytes<kDiffBlock>(out, page + i);
+      out += kDiffBlock;
+      continue;
+    }
+    for (unsigned w = 0; w < 8; ++w)
+      out += Isa::compact(load_word(page + i + 8 * w),
+                          static_cast<unsigned>(changed >> (8 * w)) & 0xFFu, out);
+  }
+  return static_cast<std::size_t>(out - packed);
+}
+
+template <class Isa>
+MPIDSM_DIFF_TARGET bool unpack_kernel(const std::byte* masks, const std::byte* packed,
+                                      std::size_t packed_bytes, std::byte* target,
+                                      std::size_t size) {
+  const std::byte* in = packed;
+  const std::byte* const end = packed + packed_bytes;
+  alignas(kDiffBlock) std::byte block[kDiffBlock];
+  std::byte last_word[8] = {};  // the final bytes, so expand never reads past the message
+  for (std::size_t i = 0; i < size; i += kDiffBlock) {
+    std::uint64_t changed;
+    std::memcpy(&changed, masks + i / 8, sizeof changed);
+    if (changed == 0) continue;
+    if (Isa::popcount(changed) > static_cast<std::size_t>(end - in)) return false;
+    if (changed == ~std::uint64_t{0}) {
+      copy_bytes<kDiffBlock>(target + i, in);
+      in += kDiffBlock;
+      continue;
+    }
+    for (unsigned w = 0; w < 8; ++w) {
+      const unsigned mask = static_cast<unsigned>(changed >> (8 * w)) & 0xFFu;
+      const std::byte* from = in;
+      if (end - in < 8) {
+        std::memcpy(last_word, in, static_cast<std::size_t>(end - in));
+        from = last_word;
+      }
+      const std::uint64_t word = Isa::expand(from, mask);
+      std::memcpy(block + 8 * w, &word, sizeof word);
+      in += kBitsSet[mask];
+    }
+    Isa::store(target + i, block, changed);
+  }
+  return in == end;
+}
+
+template <class Isa>
+constexpr DiffKernelOps kernel_ops(DiffKernel kind) {
+  return {kind, &store_kernel<Isa>, &measure_kernel<Isa>, &pack_kernel<Isa>, &unpack_kernel<Isa>};
+}

@@ -1,0 +1,82 @@
+// The diff kernels of x86-64 CPUs:
+//   avx2: most CPUs since 2013, AMD's before Zen 4 included. 32-byte
+//     compares, PSHUFB to pack and unpack words, and stores run by run,
+//     since AVX2 has no byte-masked store.
+//   avx512: CPUs with AVX-512BW. 64-byte compares and byte-masked stores
+//     (masked-off bytes are not written at all, not read and written back,
+//     so other writers' bytes stay intact); packing as AVX2's.
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include "diff_blocks.hpp"
+#include "diff_kernels.hpp"
+
+namespace mpidsm::detail {
+namespace {
+
+#define MPIDSM_AVX2 __attribute__((target("avx2,bmi,popcnt")))
+#define MPIDSM_AVX512 __attribute__((target("avx512f,avx512bw,avx2,bmi,popcnt")))
+
+struct Avx2 {
+  MPIDSM_AVX2 static std::uint64_t changed(const std::byte* twin, const std::byte* page) {
+    auto equal = [&](std::size_t at) MPIDSM_AVX2 {
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(twin + at));
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(page + at));
+      return static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, b)));
+    };
+    return ~(std::uint64_t{equal(0)} | std::uint64_t{equal(32)} << 32);
+  }
+  MPIDSM_AVX2 static unsigned popcount(std::uint64_t x) {
+    return static_cast<unsigned>(_mm_popcnt_u64(x));
+  }
+  MPIDSM_AVX2 static unsigned compact(std::uint64_t word, unsigned mask, std::byte* out) {
+    const __m128i row = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&kShuffles.compact[mask]));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out),
+                     _mm_shuffle_epi8(_mm_cvtsi64_si128(static_cast<long long>(word)), row));
+    return kBitsSet[mask];
+  }
+  MPIDSM_AVX2 static std::uint64_t expand(const std::byte* in, unsigned mask) {
+    const __m128i row = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&kShuffles.expand[mask]));
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in));
+    return static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_shuffle_epi8(bytes, row)));
+  }
+  MPIDSM_AVX2 static void store(std::byte* to, const std::byte* from, std::uint64_t changed) {
+    store_changed_runs(to, from, changed);
+  }
+};
+
+struct Avx512 : Avx2 {
+  MPIDSM_AVX512 static std::uint64_t changed(const std::byte* twin, const std::byte* page) {
+    return _mm512_cmpneq_epi8_mask(_mm512_loadu_si512(twin), _mm512_loadu_si512(page));
+  }
+  MPIDSM_AVX512 static void store(std::byte* to, const std::byte* from, std::uint64_t changed) {
+    _mm512_mask_storeu_epi8(to, changed, _mm512_loadu_si512(from));
+  }
+};
+
+namespace with_avx2 {
+#define MPIDSM_DIFF_TARGET MPIDSM_AVX2
+#include "diff_kernel_body.hpp"
+#undef MPIDSM_DIFF_TARGET
+}  // namespace with_avx2
+
+namespace with_avx512 {
+#define MPIDSM_DIFF_TARGET MPIDSM_AVX512
+#include "diff_kernel_body.hpp"
+#undef MPIDSM_DIFF_TARGET
+}  // namespace with_avx512
+
+}  // namespace
+
+const DiffKernelOps& avx2_diff_kernel() {
+  static constexpr DiffKernelOps ops = with_avx2::kernel_ops<Avx2>(DiffKernel::avx2);
+  return ops;
+}
+
+const DiffKernelOps& avx512_diff_kernel() {
+  static constexpr DiffKernelOps ops = with_avx512::kernel_ops<Avx512>(DiffKernel::avx512);
+  return ops;
+}
+
+}  // namespace mpidsm::detail
+#endif
