@@ -199,6 +199,16 @@ class Request {
 template <class T>
 concept AtomicWord = std::integral<T> &&(sizeof(T) == 4 || sizeof(T) == 8);
 
+/// What a rank holds of UCX (Transport::resources): for start-up and memory
+/// accounting at scale (benchmarks/startup_scaling, docs/scaling.md).
+struct TransportResources {
+  std::size_t workers = 0;           ///< UCX workers
+  std::size_t endpoints = 0;         ///< endpoints to other ranks, over every worker
+  std::size_t regions = 0;           ///< registered memory regions
+  std::size_t registered_bytes = 0;  ///< this rank's bytes in them
+  std::size_t remote_keys = 0;       ///< peers' keys unpacked, over every region
+};
+
 /// mpidsm's only door to UCX (see the header): one per Runtime.
 class Transport {
  public:
@@ -220,6 +230,8 @@ class Transport {
   /// The UCX transports and devices of the endpoint to `peer`, as UCX names
   /// them ("posix/memory cma/memory", "tcp/eth0"), distinct, in lane order.
   std::string path_to(int peer) const;
+  /// The workers, endpoints, registered regions and remote keys this rank holds now.
+  TransportResources resources() const;
 
   // --- memory (collective) ----------------------------------------------------
   /// Registers [base, base+size) on every rank (sizes may differ by rank).

@@ -150,6 +150,29 @@ TEST(TransportAllocate, ZeroedMemoryReadsZeroEvenWhereRecycled) {
   }
 }
 
+// What a rank holds of UCX, as the start-up benchmark reports it: an
+// endpoint per other rank on each of the two workers, and per region its
+// bytes and a key per peer (self included).
+TEST(TransportResources, CountEndpointsRegionsAndKeys) {
+  Runtime runtime(MPI_COMM_WORLD);
+  Transport& t = runtime.transport();
+  const auto n = static_cast<std::size_t>(t.size());
+  const TransportResources before = t.resources();
+  EXPECT_EQ(before.workers, 2u);
+  EXPECT_EQ(before.endpoints, 2 * (n - 1));
+  constexpr std::size_t kBytes = 1 << 20;
+  MemoryRegion region = t.allocate(kBytes);
+  const TransportResources with_region = t.resources();
+  EXPECT_EQ(with_region.regions, before.regions + 1);
+  EXPECT_EQ(with_region.registered_bytes, before.registered_bytes + kBytes);
+  EXPECT_EQ(with_region.remote_keys, before.remote_keys + n);
+  t.deregister(region);
+  const TransportResources after = t.resources();
+  EXPECT_EQ(after.regions, before.regions);
+  EXPECT_EQ(after.registered_bytes, before.registered_bytes);
+  EXPECT_EQ(after.remote_keys, before.remote_keys);
+}
+
 // Ranks on different nodes (real, or simulated by scripts/hosts) must never
 // be joined by shared memory: a shared-memory transport across nodes would
 // mean the nodes were not separate, and every multi-host result a lie.
