@@ -2,7 +2,7 @@
 # The whole suite, quickly (small sizes, few iterations, -f), then the plots:
 # run-suite must stream a progress line per test and write one CSV section
 # per test, and plot must draw a PNG for every test in the CSV; --help prints
-# the usage.
+# the usage; and the start-up scaling run, its fits and plots.
 # Usage: check_suite_and_plots.sh <scratch directory>   (BUILD_DIR: the build)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -28,4 +28,16 @@ if ((pngs != 12)); then
   cat "$scratch/plot.log" >&2
   exit 1
 fi
-echo "12 tests run, 12 CSV sections, 12 plots"
+# The start-up scaling run (two rank counts, one node) writes a row per
+# figure and rank count, fits a law for each figure and draws it.
+bash "$here/startup-scaling" --ranks "1 2" -r 2 --one-node-only -o "$scratch/startup.csv" \
+  > "$scratch/startup.log"
+rows=$(grep -c '^[12],one node,' "$scratch/startup.csv")
+laws=$(grep -c ' one node ' "$scratch/startup.log")
+startup_pngs=$(find "$scratch/plots" -name 'startup_*.png' -size +10k | wc -l)
+if ((rows != 24 || laws != 12 || startup_pngs != 12)); then
+  echo "startup-scaling: expected 24 rows, 12 laws and 12 plots; got $rows, $laws, $startup_pngs" >&2
+  cat "$scratch/startup.log" >&2
+  exit 1
+fi
+echo "12 tests run, 12 CSV sections, 12 plots; start-up scaling: 24 rows, 12 laws, 12 plots"
