@@ -88,27 +88,35 @@ inline constexpr ShuffleTables kShuffles = [] {
   return tables;
 }();
 
-// Writes the bytes of `word` that `mask` marks, in order, at `out`; may
-// write up to 8 bytes (the caller's buffer has that slack). Returns how
-// many it kept. No branch per byte.
+// Writes the bytes of `word` that `mask` marks, in order, at `out` (one
+// store per changed byte, measured faster than eight branch-free stores per
+// word on a page of updated floats); returns how many.
 inline unsigned compact_word_portable(std::uint64_t word, unsigned mask, std::byte* out) {
   unsigned kept = 0;
-  for (unsigned byte = 0; byte < 8; ++byte) {
-    out[kept] = static_cast<std::byte>(word >> (8 * byte));
-    kept += mask >> byte & 1u;
-  }
+  for (unsigned bits = mask; bits != 0; bits &= bits - 1)
+    out[kept++] = static_cast<std::byte>(word >> (8 * static_cast<unsigned>(__builtin_ctz(bits))));
   return kept;
 }
 
-// The word whose bytes `mask` marks come, in order, from `in` (8 readable
-// bytes); the other bytes are zero.
-inline std::uint64_t expand_word_portable(const std::byte* in, unsigned mask) {
-  const auto& row = kShuffles.expand[mask];
-  std::uint64_t word = 0;
-  for (unsigned byte = 0; byte < 8; ++byte) {
-    const std::uint64_t value = std::to_integer<std::uint8_t>(in[row[byte] & 7u]);
-    word |= value * (mask >> byte & 1u) << (8 * byte);  // no branch per byte
+// Stores the next bytes at `in` to the bytes of the word at `to` that
+// `mask` marks, one by one; returns where the packed bytes go on.
+inline const std::byte* scatter_word(std::byte* to, const std::byte* in, unsigned mask) {
+  if (mask == 0xFFu) {
+    copy_bytes<8>(to, in);
+    return in + 8;
   }
+  for (unsigned bits = mask; bits != 0; bits &= bits - 1)
+    to[static_cast<unsigned>(__builtin_ctz(bits))] = *in++;
+  return in;
+}
+
+// The word whose bytes `mask` marks come, in order, from `in`; the other
+// bytes are zero.
+inline std::uint64_t expand_word_portable(const std::byte* in, unsigned mask) {
+  std::uint64_t word = 0;
+  for (unsigned bits = mask; bits != 0; bits &= bits - 1)
+    word |= std::uint64_t{std::to_integer<std::uint8_t>(*in++)}
+            << (8 * static_cast<unsigned>(__builtin_ctz(bits)));
   return word;
 }
 

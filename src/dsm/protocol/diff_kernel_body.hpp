@@ -6,6 +6,8 @@
 //   popcount(mask), compact(word, mask, out), expand(in, mask): as the
 //     *_portable functions of diff_blocks.hpp do
 //   store(to, from, changed): store_changed_runs's contract
+//   kMaskedStore: whether store is one byte-masked store (then unpacking
+//     spreads the bytes of a block out and stores them with it)
 // No include guard: every kernel compiles its own copy under its own target,
 // with internal linkage, so no code of one instruction set can stand in for
 // another's at link time.
@@ -77,6 +79,14 @@ MPIDSM_DIFF_TARGET bool unpack_kernel(const std::byte* masks, const std::byte* p
     if (changed == ~std::uint64_t{0}) {
       copy_bytes<kDiffBlock>(target + i, in);
       in += kDiffBlock;
+      continue;
+    }
+    if constexpr (!Isa::kMaskedStore) {
+      // Without a byte-masked store, a byte per store beats spreading the
+      // bytes out and storing them run by run (measured on updated floats).
+      for (unsigned w = 0; w < 8; ++w)
+        in =
+            scatter_word(target + i + 8 * w, in, static_cast<unsigned>(changed >> (8 * w)) & 0xFFu);
       continue;
     }
     for (unsigned w = 0; w < 8; ++w) {

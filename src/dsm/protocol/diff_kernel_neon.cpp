@@ -13,6 +13,7 @@ namespace mpidsm::detail {
 namespace {
 
 struct Neon {
+  static constexpr bool kMaskedStore = false;
   static std::uint64_t changed(const std::byte* twin, const std::byte* page) {
     // Byte i of each 16-byte compare keeps only bit (i mod 8); three rounds
     // of pairwise adds then sum each group of 8 bytes into one mask byte.

@@ -9,6 +9,7 @@ namespace mpidsm::detail {
 namespace {
 
 struct Words {
+  static constexpr bool kMaskedStore = false;
   static std::uint64_t changed(const std::byte* twin, const std::byte* page) {
     std::uint64_t mask = 0;
     for (unsigned w = 0; w < 8; ++w)

@@ -18,6 +18,7 @@ namespace {
 #define MPIDSM_AVX512 __attribute__((target("avx512f,avx512bw,avx2,bmi,popcnt")))
 
 struct Avx2 {
+  static constexpr bool kMaskedStore = false;
   MPIDSM_AVX2 static std::uint64_t changed(const std::byte* twin, const std::byte* page) {
     auto equal = [&](std::size_t at) MPIDSM_AVX2 {
       const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(twin + at));
@@ -46,6 +47,7 @@ struct Avx2 {
 };
 
 struct Avx512 : Avx2 {
+  static constexpr bool kMaskedStore = true;
   MPIDSM_AVX512 static std::uint64_t changed(const std::byte* twin, const std::byte* page) {
     return _mm512_cmpneq_epi8_mask(_mm512_loadu_si512(twin), _mm512_loadu_si512(page));
   }
