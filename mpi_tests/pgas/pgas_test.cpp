@@ -272,6 +272,61 @@ TEST_F(PgasTest, SmallPutsLandBeforeTheFlagAfterAFenceAndBeforeTheirSignal) {
   p.free(data);
 }
 
+// Small non-blocking puts over tcp are gathered per peer (put_calls.hpp):
+// a later get or atomic to that peer sees them, a later put of the same
+// bytes wins, batches that fill up or outnumber the buffers still land, and
+// iput's blocking return means its blocks have landed.
+TEST_F(PgasTest, GatheredPutsLandInOrderBeforeLaterOperations) {
+  Pgas& p = *pgas_;
+  const int me = p.rank(), n = p.size();
+  const int next = (me + 1) % n, prev = (me + n - 1) % n;
+  constexpr std::size_t bytes = 64 * 1024;
+  auto data = p.allocate<std::uint8_t>(bytes);
+  auto words = p.allocate<std::uint64_t>(8);
+  std::fill(data.local(), data.local() + bytes, std::uint8_t{0});
+  std::fill(words.local(), words.local() + 8, std::uint64_t{0});
+  p.barrier();
+  // Sizes 1 to 2 KiB, 100 KiB in all: several full batches per peer.
+  std::vector<std::uint8_t> out(bytes);
+  fill_pattern(out.data(), me, 1, bytes);
+  std::vector<std::uint8_t> seen(bytes);
+  for (std::size_t at = 0, size = 1; at < bytes; at += size, size = size % 2048 + 37)
+    p.put_nbi(data.at(next, at), out.data() + at, std::min(size, bytes - at));
+  p.get(seen.data(), data.at(next), bytes);  // after the puts to the same peer
+  EXPECT_EQ(first_mismatch(seen.data(), me, 1, bytes), bytes) << "a get after gathered puts";
+  // The same word put twice: the later put wins.
+  for (std::uint64_t v = 1; v <= 100; ++v) p.put_nbi(words.at(next, 0), &v, 1);
+  EXPECT_EQ(p.atomic_fetch_add(words.at(next, 0), std::uint64_t{1000}), 100u);
+  // Puts to every peer, more batches than buffers when n is large, then quiet.
+  for (int round = 0; round < 40; ++round)
+    for (int r = 0; r < n; ++r) {
+      const std::uint64_t v = static_cast<std::uint64_t>(round * n + me);
+      p.put_nbi(words.at(r, 1 + static_cast<std::size_t>(me % 7)), &v, 1);
+    }
+  p.quiet();
+  // iput of small blocks: complete at the target when it returns.
+  auto strided = p.allocate<std::uint64_t>(8);
+  std::fill(strided.local(), strided.local() + 8, std::uint64_t{0});
+  p.barrier();
+  const std::vector<std::uint64_t> stride_out(4, static_cast<std::uint64_t>(me + 7));
+  p.iput(strided.at(next), stride_out.data(), 2, 1, 1, 4);  // elements 0, 2, 4, 6
+  p.barrier();
+  for (std::size_t i = 0; i < 8; ++i)
+    EXPECT_EQ(strided[i], i % 2 == 0 ? static_cast<std::uint64_t>(prev + 7) : 0u)
+        << "element " << i;
+  EXPECT_EQ(words[0], 1100u);  // 100 put, then 1000 added
+  EXPECT_EQ(first_mismatch(data.local(), prev, 1, bytes), bytes);
+  if (n <= 7) {  // each rank alone writes its slot: the last round's value stays
+    for (int r = 0; r < n; ++r)
+      EXPECT_EQ(words[1 + static_cast<std::size_t>(r)], static_cast<std::uint64_t>(39 * n + r))
+          << "slot of rank " << r;
+  }
+  p.barrier();
+  p.free(strided);
+  p.free(words);
+  p.free(data);
+}
+
 TEST_F(PgasTest, ErrorsNameWhatWasWrongAndLeaveThePgasUsable) {
   Pgas& p = *pgas_;
   const int me = p.rank(), n = p.size();

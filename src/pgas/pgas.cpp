@@ -291,11 +291,17 @@ Request Pgas::put_bytes(const detail::GlobalAddress& dst, const void* src, std::
     return Request();
   }
   s.ucx_pending = true;  // remote completion waits for quiet() either way
+  if (completion == Completion::at_quiet && s.put_calls->gathers(bytes)) {
+    detail::ScopedPin pin(src, bytes, false);
+    s.put_calls->gather(dst.rank, offset, src, bytes);  // copied: src is free again
+    return Request();
+  }
   if (s.put_calls->takes(bytes)) {
     detail::ScopedPin pin(src, bytes, false);
     s.put_calls->put(dst.rank, offset, src, bytes);  // src is free again: complete locally
     return Request();
   }
+  s.put_calls->send(dst.rank);  // gathered puts first: they were issued first
   if (completion == Completion::request)
     return s.transport.put_nb(dst.rank, s.heap, offset, src, bytes);
   s.transport.put_nbi(dst.rank, s.heap, offset, src, bytes);
@@ -313,6 +319,7 @@ Request Pgas::get_bytes(void* dst, const detail::GlobalAddress& src, std::size_t
     std::memcpy(dst, base + offset, bytes);
     return Request();
   }
+  s.put_calls->send(src.rank);  // a get sees the puts issued before it
   if (completion == Completion::request)
     return s.transport.get_nb(src.rank, s.heap, offset, dst, bytes);
   s.ucx_pending = true;
@@ -357,7 +364,10 @@ void Pgas::strided(bool is_put, const detail::GlobalAddress& remote, void* local
       get_bytes(here, at, block * element, Completion::at_quiet, operation);
   }
   // Blocking semantics: the whole transfer is complete at the target.
-  if (state_->ucx_pending) state_->transport.flush(remote.rank);
+  if (state_->ucx_pending) {
+    state_->put_calls->send(remote.rank);
+    state_->transport.flush(remote.rank);
+  }
 }
 
 void Pgas::fence() {
@@ -370,6 +380,7 @@ void Pgas::quiet() {
   State& s = live("quiet");
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (!s.ucx_pending) return;
+  s.put_calls->send_all();
   s.transport.flush_all();
   s.ucx_pending = false;
 }
@@ -418,6 +429,7 @@ std::uint64_t Pgas::atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, st
     return width == 4 ? cpu_atomic<std::uint32_t>(op, word, operand, compare)
                       : cpu_atomic<std::uint64_t>(op, word, operand, compare);
   }
+  s.put_calls->send(p.rank);  // ordered after the puts issued before it
   if (!fetch) {
     s.ucx_pending = true;
     if (width == 4)
@@ -489,8 +501,12 @@ void Pgas::check_wait(const void* word, std::size_t width, Compare cmp,
         std::string(operation) + ": word is not aligned to " + std::to_string(width) + " bytes");
 }
 
+// Every wait and test comes here: gathered puts go out, so a rank that
+// waits never holds back what its peers may be waiting for.
 bool Pgas::progress() {
-  return live("progress").transport.progress();
+  State& s = live("progress");
+  s.put_calls->send_all();
+  return s.transport.progress();
 }
 void Pgas::yield() {
   State& s = live("wait_until");

@@ -14,10 +14,19 @@
 // Ordering: fence() keeps its meaning because calls, UCX's emulated puts
 // and atomics to one peer all travel as active messages on the endpoint's
 // one tcp lane, which the target handles in arrival order.
+//
+// Small non-blocking puts (put_nbi, iput) are gathered per peer, as Open
+// MPI's osc/pt2pt gathers a window's puts until its flush: one call then
+// carries many, and a put costs a copy instead of a message. A peer's
+// batch goes before any other operation to that peer (so their order
+// holds), when it fills, and at quiet, barrier and every wait (so a rank
+// that waits never holds back the puts its peers may be waiting for).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "mpidsm/pgas.hpp"
@@ -40,9 +49,25 @@ class PutCalls {
   // The transport is gone (its Runtime finalized first): nothing to unregister.
   void abandon_transport() { transport_ = nullptr; }
 
+  // Non-blocking puts of at most this many bytes are gathered.
+  static constexpr std::size_t kMaxGathered = 2048;
+  // Bytes of one peer's batch: still one eager message over tcp.
+  static constexpr std::size_t kBatchBytes = 32768;
+
   bool takes(std::size_t bytes) const { return used_ && bytes <= kMaxBytes; }
-  // Both return once `src` may be reused; remote completion comes with quiet.
+  bool gathers(std::size_t bytes) const { return used_ && bytes <= kMaxGathered; }
+  // Return once `src` may be reused; remote completion comes with quiet
+  // (for a gathered put: once its batch was sent, which quiet does first).
   void put(int rank, std::size_t offset, const void* src, std::size_t bytes);
+  void gather(int rank, std::size_t offset, const void* src, std::size_t bytes);
+  // Sends `rank`'s batch, if it has one (before another operation to it).
+  void send(int rank) {
+    if (pending_.load(std::memory_order_acquire) != 0) send_locked(rank);
+  }
+  // Sends every batch (quiet, barrier, waits).
+  void send_all() {
+    if (pending_.load(std::memory_order_acquire) != 0) send_all_locked();
+  }
   // The data lands before the signal word changes; `src` may be reused on return.
   void put_signal(int rank, std::size_t offset, const void* src, std::size_t bytes,
                   std::size_t signal_offset, std::uint64_t value, SignalOp op);
@@ -53,8 +78,22 @@ class PutCalls {
     std::uint64_t value;
     std::uint64_t add;  // SignalOp::add, else set
   };
+  // A gathered put in a batch: its header, then its bytes padded to 8.
+  struct Record {
+    std::uint64_t offset;
+    std::uint64_t bytes;
+  };
+  static constexpr int kNone = -1;
+  static constexpr std::size_t kBuffers = 16;
+  std::byte* buffer(int index) { return &pool_[static_cast<std::size_t>(index) * kBatchBytes]; }
+  void send_locked(int rank);
+  void send_all_locked();
+  void send_batch(int rank);  // with mutex_ held
+
   static void write(void* self, int source, std::uint64_t offset, const std::byte* bytes,
                     std::size_t size);
+  static void write_batch(void* self, int source, std::uint64_t, const std::byte* bytes,
+                          std::size_t size);
   static void write_and_signal(void* self, int source, std::uint64_t offset, const std::byte* bytes,
                                std::size_t size);
   // Aborts on a call outside the heap: the caller checked it, so a protocol bug.
@@ -66,9 +105,19 @@ class PutCalls {
   std::byte* heap_;
   std::size_t size_;
   bool used_;
-  std::vector<std::byte> staging_;  // put_signal's data and signal, one message
+  // One-sided calls may come from any thread: the batches and the staging
+  // buffer are shared.
+  std::mutex mutex_;
+  std::vector<std::byte> staging_;       // put_signal's data and signal, one message
+  std::vector<std::byte> pool_;          // kBuffers batches (only where calls are used)
+  std::vector<int> free_;                // buffer indices
+  std::vector<int> batch_of_;            // per rank: its batch's buffer, or kNone
+  std::vector<std::size_t> filled_;      // per buffer: bytes gathered
+  std::vector<int> waiting_;             // ranks with a batch, in the order they got one
+  std::atomic<std::size_t> pending_{0};  // waiting_.size(), read without the mutex
   std::uint32_t write_id_;
   std::uint32_t signal_id_;
+  std::uint32_t batch_id_;
 };
 
 }  // namespace mpidsm::detail
