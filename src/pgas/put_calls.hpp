@@ -49,8 +49,10 @@ class PutCalls {
   // The transport is gone (its Runtime finalized first): nothing to unregister.
   void abandon_transport() { transport_ = nullptr; }
 
-  // Non-blocking puts of at most this many bytes are gathered.
-  static constexpr std::size_t kMaxGathered = 2048;
+  // Non-blocking puts of at most this many bytes are gathered: every put
+  // that would be a call (puts of 4-8 KiB measured 1.8-2.1x MPI gathered,
+  // 0.5-0.8x alone, across 1+1 hosts).
+  static constexpr std::size_t kMaxGathered = 8192;
   // Bytes of one peer's batch: still one eager message over tcp.
   static constexpr std::size_t kBatchBytes = 32768;
 
