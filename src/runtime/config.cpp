@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 
 #include "mpidsm/error.hpp"
@@ -120,6 +121,19 @@ Mode parse_mode(const char* variable, const std::string& text) {
   if (text == "on" || text == "1" || text == "yes") return Mode::on;
   if (text == "off" || text == "0" || text == "no") return Mode::off;
   bad_value(variable, text, "one of auto, on, off");
+}
+
+// The choice among `choices` that to_string spells as `text`; an error that
+// lists them all otherwise.
+template <class Choice>
+Choice parse_choice(const char* variable, const std::string& text,
+                    std::initializer_list<Choice> choices) {
+  std::string allowed = "one of";
+  for (Choice choice : choices) {
+    if (text == to_string(choice)) return choice;
+    allowed += std::string(allowed.size() > 6 ? ", " : " ") + to_string(choice);
+  }
+  bad_value(variable, text, allowed.c_str());
 }
 
 template <class Mode>
@@ -295,30 +309,15 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
     else
       bad_value(kHomeMigration, text, "one of off, adaptive, on");
   }
-  if (const char* v = lookup(kCoherence)) {
-    const std::string text(v);
-    bool known = false;
-    for (Coherence policy : {Coherence::adaptive, Coherence::invalidate, Coherence::update,
-                             Coherence::read_mostly, Coherence::single_writer})
-      if (text == to_string(policy)) {
-        config.coherence = policy;
-        known = true;
-      }
-    if (!known)
-      bad_value(kCoherence, text,
-                "one of adaptive, invalidate, update, read_mostly, single_writer");
-  }
-  if (const char* v = lookup(kDiffKernel)) {
-    const std::string text(v);
-    bool known = false;
-    for (DiffKernel kernel : {DiffKernel::automatic, DiffKernel::avx512, DiffKernel::avx2,
-                              DiffKernel::neon, DiffKernel::words})
-      if (text == to_string(kernel)) {
-        config.diff_kernel = kernel;
-        known = true;
-      }
-    if (!known) bad_value(kDiffKernel, text, "one of auto, avx512, avx2, neon, words");
-  }
+  if (const char* v = lookup(kCoherence))
+    config.coherence = parse_choice(kCoherence, v,
+                                    {Coherence::adaptive, Coherence::invalidate, Coherence::update,
+                                     Coherence::read_mostly, Coherence::single_writer});
+  if (const char* v = lookup(kDiffKernel))
+    config.diff_kernel =
+        parse_choice(kDiffKernel, v,
+                     {DiffKernel::automatic, DiffKernel::avx512, DiffKernel::avx2,
+                      DiffKernel::neon, DiffKernel::words});
   if (const char* v = lookup(kDirectAccess)) {
     std::string text(v);
     if (text == "auto" || text == "on")
