@@ -314,10 +314,9 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
                                     {Coherence::adaptive, Coherence::invalidate, Coherence::update,
                                      Coherence::read_mostly, Coherence::single_writer});
   if (const char* v = lookup(kDiffKernel))
-    config.diff_kernel =
-        parse_choice(kDiffKernel, v,
-                     {DiffKernel::automatic, DiffKernel::avx512, DiffKernel::avx2,
-                      DiffKernel::neon, DiffKernel::words});
+    config.diff_kernel = parse_choice(kDiffKernel, v,
+                                      {DiffKernel::automatic, DiffKernel::avx512, DiffKernel::avx2,
+                                       DiffKernel::neon, DiffKernel::words});
   if (const char* v = lookup(kDirectAccess)) {
     std::string text(v);
     if (text == "auto" || text == "on")
