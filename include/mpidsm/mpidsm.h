@@ -85,6 +85,14 @@ mpidsm_status_t mpidsm_pgas_destroy(mpidsm_pgas_t* pgas); /**< collective; NULL 
  * (a block freed earlier may be reused), as OpenSHMEM's shmem_malloc. */
 mpidsm_status_t mpidsm_pgas_alloc(mpidsm_pgas_t pgas, size_t bytes, void** local);
 mpidsm_status_t mpidsm_pgas_free(mpidsm_pgas_t pgas, void* local); /**< collective */
+/** Collective: as mpidsm_pgas_alloc, with every byte zero on every rank
+ * before any rank can reach it (OpenSHMEM's shmem_calloc). */
+mpidsm_status_t mpidsm_pgas_alloc_zeroed(mpidsm_pgas_t pgas, size_t bytes, void** local);
+/** Where this rank reaches `rank`'s copy of the symmetric object `dest`
+ * with loads and stores (its own copy, or a same-node peer's mapped here),
+ * or NULL in *pointer when only puts and gets reach it (OpenSHMEM's shmem_ptr). */
+mpidsm_status_t mpidsm_pgas_local_pointer(mpidsm_pgas_t pgas, const void* dest, int rank,
+                                          void** pointer);
 
 /* Transfers take one argument order, OpenSHMEM's: the face, the
  * destination, the source, the size, the rank where the remote side lives,
@@ -157,6 +165,15 @@ mpidsm_status_t mpidsm_pgas_iget(mpidsm_pgas_t pgas, void* dest, const void* src
 mpidsm_status_t mpidsm_pgas_put_signal(mpidsm_pgas_t pgas, void* dest, const void* src,
                                        size_t bytes, uint64_t* signal, uint64_t value, int op,
                                        int rank);
+/** mpidsm_pgas_put_signal without waiting for the data to leave: `src`
+ * may be reused after mpidsm_pgas_quiet; the signal still changes only
+ * after the data landed. */
+mpidsm_status_t mpidsm_pgas_put_signal_nbi(mpidsm_pgas_t pgas, void* dest, const void* src,
+                                           size_t bytes, uint64_t* signal, uint64_t value, int op,
+                                           int rank);
+/** The value of this rank's signal word (OpenSHMEM's shmem_signal_fetch). */
+mpidsm_status_t mpidsm_pgas_signal_fetch(mpidsm_pgas_t pgas, const uint64_t* signal,
+                                         uint64_t* value);
 mpidsm_status_t mpidsm_pgas_fence(mpidsm_pgas_t pgas); /**< orders puts to each rank */
 mpidsm_status_t mpidsm_pgas_quiet(mpidsm_pgas_t pgas); /**< completes every operation */
 /** quiet, then a barrier of the runtime's ranks. Covers PGAS operations
@@ -175,9 +192,15 @@ mpidsm_status_t mpidsm_request_wait(mpidsm_request_t* request, mpidsm_recv_info_
 /** Declares the atomics on symmetric words of one type `T`, named by suffix
  * `S` (i32 int32_t, u32 uint32_t, i64 int64_t, u64 uint64_t; the word
  * aligned to its size). Fetching forms store the previous value in *old
- * (which may be NULL); the others complete at the next quiet. wait_until
- * blocks until this rank's word compares true (cmp: an mpidsm_cmp_t) and
- * stores what it saw in *seen (may be NULL); test says whether it does now. */
+ * (which may be NULL); the others complete at the next quiet. The _nbi
+ * fetching forms store it in *fetch by the next quiet (this version: before
+ * they return). wait_until blocks until this rank's word compares true
+ * (cmp: an mpidsm_cmp_t) and stores what it saw in *seen (may be NULL);
+ * test says whether it does now. The _all, _any and _some forms take
+ * `count` words of this rank, leaving out those whose `status` entry is
+ * nonzero (status may be NULL): _any gives the index of one word that
+ * compares true (SIZE_MAX when all are left out, or for test_any when none
+ * does), _some the indices of all that do and how many. */
 #define MPIDSM_PGAS_ATOMICS(T, S)                                                                  \
   mpidsm_status_t mpidsm_pgas_atomic_fetch_##S(mpidsm_pgas_t pgas, const T* source, int rank,      \
                                                T* value);                                          \
@@ -201,7 +224,36 @@ mpidsm_status_t mpidsm_request_wait(mpidsm_request_t* request, mpidsm_recv_info_
   mpidsm_status_t mpidsm_pgas_wait_until_##S(mpidsm_pgas_t pgas, const T* word, int cmp, T value,  \
                                              T* seen);                                             \
   mpidsm_status_t mpidsm_pgas_test_##S(mpidsm_pgas_t pgas, const T* word, int cmp, T value,        \
-                                       int* true_now);
+                                       int* true_now);                                             \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_nbi_##S(mpidsm_pgas_t pgas, T* fetch, const T* source,  \
+                                                   int rank);                                      \
+  mpidsm_status_t mpidsm_pgas_atomic_swap_nbi_##S(mpidsm_pgas_t pgas, T* fetch, T* dest, T value,  \
+                                                  int rank);                                       \
+  mpidsm_status_t mpidsm_pgas_atomic_compare_swap_nbi_##S(mpidsm_pgas_t pgas, T* fetch, T* dest,   \
+                                                          T expected, T desired, int rank);        \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_add_nbi_##S(mpidsm_pgas_t pgas, T* fetch, T* dest,      \
+                                                       T value, int rank);                         \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_and_nbi_##S(mpidsm_pgas_t pgas, T* fetch, T* dest,      \
+                                                       T value, int rank);                         \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_or_nbi_##S(mpidsm_pgas_t pgas, T* fetch, T* dest,       \
+                                                      T value, int rank);                          \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_xor_nbi_##S(mpidsm_pgas_t pgas, T* fetch, T* dest,      \
+                                                       T value, int rank);                         \
+  mpidsm_status_t mpidsm_pgas_wait_until_all_##S(mpidsm_pgas_t pgas, const T* words, size_t count, \
+                                                 const int* status, int cmp, T value);             \
+  mpidsm_status_t mpidsm_pgas_wait_until_any_##S(mpidsm_pgas_t pgas, const T* words, size_t count, \
+                                                 const int* status, int cmp, T value,              \
+                                                 size_t* index);                                   \
+  mpidsm_status_t mpidsm_pgas_wait_until_some_##S(                                                 \
+      mpidsm_pgas_t pgas, const T* words, size_t count, size_t* indices, const int* status,        \
+      int cmp, T value, size_t* found);                                                            \
+  mpidsm_status_t mpidsm_pgas_test_all_##S(mpidsm_pgas_t pgas, const T* words, size_t count,       \
+                                           const int* status, int cmp, T value, int* true_now);    \
+  mpidsm_status_t mpidsm_pgas_test_any_##S(mpidsm_pgas_t pgas, const T* words, size_t count,       \
+                                           const int* status, int cmp, T value, size_t* index);    \
+  mpidsm_status_t mpidsm_pgas_test_some_##S(mpidsm_pgas_t pgas, const T* words, size_t count,      \
+                                            size_t* indices, const int* status, int cmp, T value,  \
+                                            size_t* found);
 /** @{ */
 /** The atomics, waits and tests of MPIDSM_PGAS_ATOMICS for int32_t (_i32),
  * uint32_t (_u32), int64_t (_i64) and uint64_t (_u64) words. */
@@ -209,6 +261,24 @@ MPIDSM_PGAS_ATOMICS(int32_t, i32)
 MPIDSM_PGAS_ATOMICS(uint32_t, u32)
 MPIDSM_PGAS_ATOMICS(int64_t, i64)
 MPIDSM_PGAS_ATOMICS(uint64_t, u64)
+/** @} */
+
+/** @{ */
+/** OpenSHMEM's extended atomics on float (_f32) and double (_f64) words:
+ * fetch, set and swap, and their non-blocking fetching forms, as for the
+ * integer words. */
+#define MPIDSM_PGAS_FLOAT_ATOMICS(T, S)                                                           \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_##S(mpidsm_pgas_t pgas, const T* source, int rank,     \
+                                               T* value);                                         \
+  mpidsm_status_t mpidsm_pgas_atomic_set_##S(mpidsm_pgas_t pgas, T* dest, T value, int rank);     \
+  mpidsm_status_t mpidsm_pgas_atomic_swap_##S(mpidsm_pgas_t pgas, T* dest, T value, int rank,     \
+                                              T* old);                                            \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_nbi_##S(mpidsm_pgas_t pgas, T* fetch, const T* source, \
+                                                   int rank);                                     \
+  mpidsm_status_t mpidsm_pgas_atomic_swap_nbi_##S(mpidsm_pgas_t pgas, T* fetch, T* dest, T value, \
+                                                  int rank);
+MPIDSM_PGAS_FLOAT_ATOMICS(float, f32)
+MPIDSM_PGAS_FLOAT_ATOMICS(double, f64)
 /** @} */
 
 /* ---- DSM: one shared region, plain loads and stores --------------------- */

@@ -23,6 +23,8 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <bit>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -132,6 +134,9 @@ class SymmetricArray {
 
 /// Comparisons for wait_until and test: word `cmp` value.
 enum class Compare { eq, ne, gt, ge, lt, le };
+/// float and double: OpenSHMEM's extended atomics (fetch, set, swap) take them.
+template <class T>
+concept AtomicFloat = std::same_as<T, float> || std::same_as<T, double>;
 /// What put_signal does to the signal word: store or add the value.
 enum class SignalOp { set, add };
 
@@ -165,6 +170,14 @@ class Pgas {
         allocate_bytes(array_bytes(count, sizeof(T), rank_, "allocate"), array.generation_);
     array.local_ = static_cast<T*>(local_address(*array.allocation_));
     array.count_ = count;
+    return array;
+  }
+  /// Collective: as allocate(), with every element zero on every rank
+  /// before any rank can reach it (OpenSHMEM's shmem_calloc).
+  template <class T>
+  SymmetricArray<T> allocate_zeroed(std::size_t count) {
+    SymmetricArray<T> array = allocate<T>(count);
+    zero_before_use(array.local_, count * sizeof(T));
     return array;
   }
   /// Collective: frees an allocation and empties `array`.
@@ -312,6 +325,68 @@ class Pgas {
     post_op(AtomicOp::bit_xor, p, value);
   }
 
+  // --- float and double (OpenSHMEM's extended atomics) -------------------------
+  /// Atomically reads *p.
+  template <AtomicFloat T>
+  T atomic_fetch(global_ptr<T> p) {
+    return std::bit_cast<T>(atomic_fetch(p.template as<FloatBits<T>>()));
+  }
+  /// Atomically stores `value` in *p.
+  template <AtomicFloat T>
+  void atomic_set(global_ptr<T> p, T value) {
+    atomic_set(p.template as<FloatBits<T>>(), std::bit_cast<FloatBits<T>>(value));
+  }
+  /// Stores `value` in *p and returns the previous value.
+  template <AtomicFloat T>
+  T atomic_swap(global_ptr<T> p, T value) {
+    return std::bit_cast<T>(
+        atomic_swap(p.template as<FloatBits<T>>(), std::bit_cast<FloatBits<T>>(value)));
+  }
+
+  // --- non-blocking fetching atomics (OpenSHMEM's *_nbi) -----------------------
+  // The old value is in *fetch after quiet(). This version completes each
+  // before it returns (correct, without overlap yet).
+  /// atomic_fetch into *fetch.
+  template <class T>
+  void atomic_fetch_nbi(T* fetch, global_ptr<T> p) {
+    *fetch = atomic_fetch(p);
+  }
+  /// atomic_swap, the old value into *fetch.
+  template <class T>
+  void atomic_swap_nbi(T* fetch, global_ptr<T> p, T value) {
+    *fetch = atomic_swap(p, value);
+  }
+  /// atomic_compare_swap, the old value into *fetch.
+  template <AtomicWord T>
+  void atomic_compare_swap_nbi(T* fetch, global_ptr<T> p, T expected, T desired) {
+    *fetch = atomic_compare_swap(p, expected, desired);
+  }
+  /// atomic_fetch_add, the old value into *fetch.
+  template <AtomicWord T>
+  void atomic_fetch_add_nbi(T* fetch, global_ptr<T> p, T value) {
+    *fetch = atomic_fetch_add(p, value);
+  }
+  /// atomic_fetch_inc, the old value into *fetch.
+  template <AtomicWord T>
+  void atomic_fetch_inc_nbi(T* fetch, global_ptr<T> p) {
+    *fetch = atomic_fetch_inc(p);
+  }
+  /// atomic_fetch_and, the old value into *fetch.
+  template <AtomicWord T>
+  void atomic_fetch_and_nbi(T* fetch, global_ptr<T> p, T value) {
+    *fetch = atomic_fetch_and(p, value);
+  }
+  /// atomic_fetch_or, the old value into *fetch.
+  template <AtomicWord T>
+  void atomic_fetch_or_nbi(T* fetch, global_ptr<T> p, T value) {
+    *fetch = atomic_fetch_or(p, value);
+  }
+  /// atomic_fetch_xor, the old value into *fetch.
+  template <AtomicWord T>
+  void atomic_fetch_xor_nbi(T* fetch, global_ptr<T> p, T value) {
+    *fetch = atomic_fetch_xor(p, value);
+  }
+
   // --- signals -------------------------------------------------------------------
   /// Puts count elements, then sets or adds to the signal word on the same rank;
   /// the data is visible there before the signal changes. Local completion.
@@ -320,6 +395,19 @@ class Pgas {
                   global_ptr<std::uint64_t> signal, std::uint64_t value, SignalOp op) {
     put_signal_bytes(dst.address(), src, array_bytes(count, sizeof(T), rank_, "put_signal"),
                      signal.address(), value, op);
+  }
+  /// put_signal without waiting for the data to leave: `src` may be reused
+  /// after quiet(); the signal still changes only after the data landed.
+  template <class T>
+  void put_signal_nbi(global_ptr<T> dst, const T* src, std::size_t count,
+                      global_ptr<std::uint64_t> signal, std::uint64_t value, SignalOp op) {
+    put_signal_bytes(dst.address(), src, array_bytes(count, sizeof(T), rank_, "put_signal_nbi"),
+                     signal.address(), value, op, Completion::at_quiet);
+  }
+  /// The value of this rank's signal word (OpenSHMEM's shmem_signal_fetch).
+  std::uint64_t signal_fetch(const std::uint64_t* signal) {
+    check_wait(signal, sizeof *signal, Compare::eq, "signal_fetch");
+    return load_acquire(signal);
   }
   /// Waits until *word (a symmetric word of this rank) compares true with value.
   template <AtomicWord T>
@@ -337,6 +425,73 @@ class Pgas {
     return compare(load_acquire(word), cmp, value);
   }
 
+  // --- waits on arrays of words (OpenSHMEM's _all, _any, _some) --------------
+  // `words` are `count` symmetric words of this rank; a word whose entry in
+  // `status` is nonzero is left out (status may be nullptr: none is).
+  /// What the _any and _some forms return when every word is left out or none compares true.
+  static constexpr std::size_t no_index = static_cast<std::size_t>(-1);
+  /// Waits until every word left in compares true with value.
+  template <AtomicWord T>
+  void wait_until_all(const T* words, std::size_t count, const int* status, Compare cmp, T value) {
+    check_waits(words, count, sizeof(T), cmp, "wait_until_all");
+    wait_local([&] { return test_all_now(words, count, status, cmp, value); });
+  }
+  /// Waits until some word left in compares true; returns its index
+  /// (no_index when every word is left out).
+  template <AtomicWord T>
+  std::size_t wait_until_any(const T* words, std::size_t count, const int* status, Compare cmp,
+                             T value) {
+    check_waits(words, count, sizeof(T), cmp, "wait_until_any");
+    if (all_left_out(count, status)) return no_index;
+    std::size_t found = no_index;
+    wait_local(
+        [&] { return (found = test_any_now(words, count, status, cmp, value)) != no_index; });
+    return found;
+  }
+  /// Waits until some word left in compares true; writes the indices of
+  /// every word that does to `indices` (room for count) and returns how many
+  /// (0 when every word is left out).
+  template <AtomicWord T>
+  std::size_t wait_until_some(const T* words, std::size_t count, std::size_t* indices,
+                              const int* status, Compare cmp, T value) {
+    check_waits(words, count, sizeof(T), cmp, "wait_until_some");
+    if (all_left_out(count, status)) return 0;
+    std::size_t found = 0;
+    wait_local(
+        [&] { return (found = test_some_now(words, count, indices, status, cmp, value)) > 0; });
+    return found;
+  }
+  /// Whether every word left in compares true now.
+  template <AtomicWord T>
+  bool test_all(const T* words, std::size_t count, const int* status, Compare cmp, T value) {
+    check_waits(words, count, sizeof(T), cmp, "test_all");
+    progress();
+    return test_all_now(words, count, status, cmp, value);
+  }
+  /// The index of a word left in that compares true now, or no_index.
+  template <AtomicWord T>
+  std::size_t test_any(const T* words, std::size_t count, const int* status, Compare cmp, T value) {
+    check_waits(words, count, sizeof(T), cmp, "test_any");
+    progress();
+    return test_any_now(words, count, status, cmp, value);
+  }
+  /// The indices of the words left in that compare true now, into `indices`; how many.
+  template <AtomicWord T>
+  std::size_t test_some(const T* words, std::size_t count, std::size_t* indices, const int* status,
+                        Compare cmp, T value) {
+    check_waits(words, count, sizeof(T), cmp, "test_some");
+    progress();
+    return test_some_now(words, count, indices, status, cmp, value);
+  }
+
+  /// A pointer through which this rank reaches `p`'s data with loads and
+  /// stores (its own heap, or a same-node peer's mapped here), or nullptr
+  /// when only put and get reach it (OpenSHMEM's shmem_ptr).
+  template <class T>
+  T* local_pointer(global_ptr<T> p) {
+    return static_cast<T*>(direct_address(p.address(), sizeof(T), "local_pointer"));
+  }
+
   /// OpenSHMEM's symmetric addressing: the object at `local` (in a live
   /// allocation of this rank's heap) as it lives on `rank`. Errc::unregistered
   /// when `local` is in no live allocation; the rank is checked when used.
@@ -351,6 +506,9 @@ class Pgas {
  private:
   /// request: the returned Request completes locally; at_quiet: quiet() completes it.
   enum class Completion { request, at_quiet };
+
+  template <AtomicFloat T>
+  using FloatBits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
 
   template <AtomicWord T>
   T fetch_op(AtomicOp op, global_ptr<T> p, T value) {
@@ -383,6 +541,35 @@ class Pgas {
     }
     return false;
   }
+  static bool left_out(const int* status, std::size_t i) { return status && status[i] != 0; }
+  static bool all_left_out(std::size_t count, const int* status) {
+    for (std::size_t i = 0; i < count; ++i)
+      if (!left_out(status, i)) return false;
+    return true;
+  }
+  template <class T>
+  static bool test_all_now(const T* words, std::size_t count, const int* status, Compare cmp,
+                           T value) {
+    for (std::size_t i = 0; i < count; ++i)
+      if (!left_out(status, i) && !compare(load_acquire(words + i), cmp, value)) return false;
+    return true;
+  }
+  template <class T>
+  static std::size_t test_any_now(const T* words, std::size_t count, const int* status, Compare cmp,
+                                  T value) {
+    for (std::size_t i = 0; i < count; ++i)
+      if (!left_out(status, i) && compare(load_acquire(words + i), cmp, value)) return i;
+    return no_index;
+  }
+  template <class T>
+  static std::size_t test_some_now(const T* words, std::size_t count, std::size_t* indices,
+                                   const int* status, Compare cmp, T value) {
+    std::size_t found = 0;
+    for (std::size_t i = 0; i < count; ++i)
+      if (!left_out(status, i) && compare(load_acquire(words + i), cmp, value))
+        indices[found++] = i;
+    return found;
+  }
   template <class Done>
   void wait_local(Done&& done) {
     unsigned idle = 0;
@@ -413,7 +600,16 @@ class Pgas {
   std::uint64_t atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, std::size_t width,
                              std::uint64_t operand, std::uint64_t compare, bool fetch);
   void put_signal_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
-                        const detail::GlobalAddress& signal, std::uint64_t value, SignalOp op);
+                        const detail::GlobalAddress& signal, std::uint64_t value, SignalOp op,
+                        Completion completion = Completion::request);
+  // allocate_zeroed: zeroes this rank's copy, then every rank synchronises.
+  void zero_before_use(void* local, std::size_t bytes);
+  // local_pointer: `bytes` at `p` checked, then its address here or nullptr.
+  void* direct_address(const detail::GlobalAddress& p, std::size_t bytes, const char* operation);
+  // check_wait for the first and the last of `count` words (an empty array
+  // is an error: there is nothing to wait for).
+  void check_waits(const void* words, std::size_t count, std::size_t width, Compare cmp,
+                   const char* operation) const;
   void check_local(const void* buffer, std::size_t bytes, const char* operation,
                    const char* role) const;
   // For wait_until and test: a live Pgas, `word` inside a live allocation

@@ -232,6 +232,114 @@ static void test_pgas_more(mpidsm_runtime_t runtime) {
   OK(mpidsm_pgas_destroy(&pgas));
 }
 
+/* OpenSHMEM's everyday features: zeroed allocation, float atomics,
+ * non-blocking fetching atomics, local pointers, waits on arrays,
+ * put_signal_nbi and signal_fetch. */
+static void test_pgas_shmem_features(mpidsm_runtime_t runtime) {
+  mpidsm_pgas_t pgas = NULL;
+  OK(mpidsm_pgas_create(runtime, &pgas));
+  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  int64_t* counter = NULL;
+  OK(mpidsm_pgas_alloc_zeroed(pgas, 64 * sizeof(int64_t), (void**)&counter));
+  int zero = 1;
+  for (int i = 0; i < 64; ++i) zero = zero && counter[i] == 0;
+  CHECK(zero);
+
+  /* float and double */
+  float* f = NULL;
+  double* d = NULL;
+  OK(mpidsm_pgas_alloc_zeroed(pgas, 2 * sizeof(float), (void**)&f));
+  OK(mpidsm_pgas_alloc_zeroed(pgas, 2 * sizeof(double), (void**)&d));
+  OK(mpidsm_pgas_atomic_set_f32(pgas, &f[0], 0.5f + (float)rank, right));
+  OK(mpidsm_pgas_atomic_set_f64(pgas, &d[0], -2.0 * rank, right));
+  OK(mpidsm_pgas_barrier(pgas));
+  float fv = 0;
+  double dv = 0;
+  OK(mpidsm_pgas_atomic_fetch_f32(pgas, &f[0], rank, &fv));
+  OK(mpidsm_pgas_atomic_swap_f64(pgas, &d[0], 1.25, rank, &dv));
+  CHECK(fv == 0.5f + (float)left && dv == -2.0 * left);
+  OK(mpidsm_pgas_atomic_swap_nbi_f32(pgas, &fv, &f[1], 3.0f, right));
+  OK(mpidsm_pgas_quiet(pgas));
+  CHECK(fv == 0.0f);
+
+  /* non-blocking fetching atomics: distinct tickets from rank 0's counter */
+  int64_t tickets[8];
+  for (int i = 0; i < 8; ++i)
+    OK(mpidsm_pgas_atomic_fetch_add_nbi_i64(pgas, &tickets[i], &counter[0], 1, 0));
+  OK(mpidsm_pgas_quiet(pgas));
+  for (int i = 1; i < 8; ++i) CHECK(tickets[i] > tickets[i - 1]);
+  OK(mpidsm_pgas_barrier(pgas));
+  int64_t total = 0;
+  OK(mpidsm_pgas_atomic_fetch_nbi_i64(pgas, &total, &counter[0], 0));
+  OK(mpidsm_pgas_quiet(pgas));
+  CHECK(total == 8 * size);
+  FAILS_WITH(mpidsm_pgas_atomic_fetch_add_nbi_i64(pgas, NULL, &counter[0], 1, 0),
+             MPIDSM_ERR_INVALID_ARGUMENT, "mpidsm_pgas_atomic_fetch_add_nbi_i64: fetch is NULL");
+
+  /* local pointers: always to this rank's own copy */
+  void* mine = NULL;
+  OK(mpidsm_pgas_local_pointer(pgas, &counter[5], rank, &mine));
+  CHECK(mine == &counter[5]);
+  void* theirs = NULL;
+  OK(mpidsm_pgas_local_pointer(pgas, &counter[5], right, &theirs));
+  if (theirs)
+    *(int64_t*)theirs = 500 + rank; /* a same-node peer's copy */
+  else
+    OK(mpidsm_pgas_put(pgas, &counter[5], &(int64_t){500 + rank}, sizeof(int64_t), right));
+  OK(mpidsm_pgas_barrier(pgas));
+  CHECK(counter[5] == 500 + left);
+
+  /* waits on arrays: every rank raises its own word in rank 0's counter[8..] */
+  int64_t* flags = &counter[8];
+  OK(mpidsm_pgas_atomic_set_i64(pgas, &flags[rank], 1, 0));
+  if (rank == 0) {
+    int status[64] = {0};
+    for (int i = size; i < 64 - 8; ++i) status[i] = 1; /* never raised: left out */
+    OK(mpidsm_pgas_wait_until_all_i64(pgas, flags, 64 - 8, status, MPIDSM_CMP_EQ, 1));
+    size_t index = 0, found = 0, indices[64];
+    OK(mpidsm_pgas_wait_until_any_i64(pgas, flags, 64 - 8, status, MPIDSM_CMP_EQ, 1, &index));
+    CHECK(index < (size_t)size);
+    OK(mpidsm_pgas_wait_until_some_i64(pgas, flags, 64 - 8, indices, status, MPIDSM_CMP_EQ, 1,
+                                       &found));
+    CHECK(found == (size_t)size && indices[size - 1] == (size_t)size - 1);
+    int all = 0;
+    OK(mpidsm_pgas_test_all_i64(pgas, flags, 64 - 8, NULL, MPIDSM_CMP_EQ, 1, &all));
+    CHECK(all == 0); /* the words left out above are 0 */
+    OK(mpidsm_pgas_test_any_i64(pgas, flags, 64 - 8, status, MPIDSM_CMP_EQ, 2, &index));
+    CHECK(index == SIZE_MAX);
+    OK(mpidsm_pgas_test_some_i64(pgas, flags, 64 - 8, indices, status, MPIDSM_CMP_NE, 0, &found));
+    CHECK(found == (size_t)size);
+  }
+  FAILS_WITH(mpidsm_pgas_test_any_i64(pgas, flags, 0, NULL, MPIDSM_CMP_EQ, 1, &(size_t){0}),
+             MPIDSM_ERR_INVALID_ARGUMENT, "mpidsm_pgas_test_any_i64: an empty array");
+
+  /* put_signal_nbi and signal_fetch */
+  uint64_t* signal = NULL;
+  char* data = NULL;
+  OK(mpidsm_pgas_alloc_zeroed(pgas, sizeof(uint64_t), (void**)&signal));
+  OK(mpidsm_pgas_alloc_zeroed(pgas, 256, (void**)&data));
+  char message[256];
+  memset(message, 'a' + rank % 26, sizeof message);
+  OK(mpidsm_pgas_put_signal_nbi(pgas, data, message, sizeof message, signal, 1, MPIDSM_SIGNAL_ADD,
+                                right));
+  uint64_t seen = 0;
+  OK(mpidsm_pgas_wait_until_u64(pgas, signal, MPIDSM_CMP_EQ, 1, &seen));
+  CHECK(data[0] == 'a' + left % 26 && data[255] == 'a' + left % 26);
+  OK(mpidsm_pgas_signal_fetch(pgas, signal, &seen));
+  CHECK(seen == 1);
+  FAILS_WITH(mpidsm_pgas_put_signal_nbi(pgas, data, message, 8, signal, 1, 9, right),
+             MPIDSM_ERR_INVALID_ARGUMENT, "mpidsm_pgas_put_signal_nbi: op 9");
+  OK(mpidsm_pgas_quiet(pgas));
+  OK(mpidsm_pgas_barrier(pgas));
+
+  OK(mpidsm_pgas_free(pgas, data));
+  OK(mpidsm_pgas_free(pgas, signal));
+  OK(mpidsm_pgas_free(pgas, d));
+  OK(mpidsm_pgas_free(pgas, f));
+  OK(mpidsm_pgas_free(pgas, counter));
+  OK(mpidsm_pgas_destroy(&pgas));
+}
+
 static void test_dsm(mpidsm_runtime_t runtime) {
   mpidsm_dsm_t dsm = NULL;
   OK(mpidsm_dsm_create(runtime, &dsm));
@@ -456,6 +564,7 @@ int main(int argc, char** argv) {
 
   test_pgas(runtime);
   test_pgas_more(runtime);
+  test_pgas_shmem_features(runtime);
   test_dsm(runtime);
   test_messaging(runtime);
 

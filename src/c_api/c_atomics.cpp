@@ -1,6 +1,8 @@
 // The C API's atomics and point-to-point waits on symmetric words of
 // int32_t, uint32_t, int64_t and uint64_t (MPIDSM_PGAS_ATOMICS in
-// mpidsm.h): one template per operation, instantiated per type below.
+// mpidsm.h), and fetch, set and swap of float and double
+// (MPIDSM_PGAS_FLOAT_ATOMICS): one template per operation, instantiated
+// per type below.
 #include <cstdint>
 #include <string>
 
@@ -72,7 +74,62 @@ mpidsm_status_t test(const char* function, mpidsm_pgas_t pgas, const T* word, in
   });
 }
 
+// A non-blocking fetching operation: the old value into *fetch (not NULL).
+template <class T, class Op>
+mpidsm_status_t fetching_nbi(const char* function, mpidsm_pgas_t pgas, T* fetch, const T* word,
+                             int rank, Op&& op) {
+  return guarded(function, [&] {
+    mpidsm::Pgas& p = require(pgas, function, "pgas").pgas;
+    op(p, &require(fetch, function, "fetch"), p.global(word, rank));
+  });
+}
+
+// The _all, _any and _some waits and tests: `f(pgas, compare)`.
+template <class F>
+mpidsm_status_t on_words(const char* function, mpidsm_pgas_t pgas, int cmp, F&& f) {
+  return guarded(function, [&] {
+    mpidsm::Pgas& p = require(pgas, function, "pgas").pgas;
+    f(p, compare_of(cmp, function));
+  });
+}
+
 }  // namespace
+
+// The nbi forms of fetch and swap, which integer and float words share.
+#define MPIDSM_DEFINE_EXTENDED_ATOMICS(T, S)                                                      \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_nbi_##S(mpidsm_pgas_t pgas, T* fetch, const T* source, \
+                                                   int rank) {                                    \
+    return fetching_nbi<T>(                                                                       \
+        "mpidsm_pgas_atomic_fetch_nbi_" #S, pgas, fetch, source, rank,                            \
+        [&](mpidsm::Pgas& p, T* out, auto at) { p.atomic_fetch_nbi(out, at); });                  \
+  }                                                                                               \
+  mpidsm_status_t mpidsm_pgas_atomic_swap_nbi_##S(mpidsm_pgas_t pgas, T* fetch, T* dest, T value, \
+                                                  int rank) {                                     \
+    return fetching_nbi<T>(                                                                       \
+        "mpidsm_pgas_atomic_swap_nbi_" #S, pgas, fetch, dest, rank,                               \
+        [&](mpidsm::Pgas& p, T* out, auto at) { p.atomic_swap_nbi(out, at, value); });            \
+  }
+
+// fetch, set and swap of float and double words (MPIDSM_PGAS_FLOAT_ATOMICS).
+#define MPIDSM_DEFINE_FLOAT_ATOMICS(T, S)                                                      \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_##S(mpidsm_pgas_t pgas, const T* source, int rank,  \
+                                               T* value) {                                     \
+    return guarded("mpidsm_pgas_atomic_fetch_" #S, [&] {                                       \
+      mpidsm::Pgas& p = pgas_of(pgas, "mpidsm_pgas_atomic_fetch_" #S ": pgas");                \
+      require(value, "mpidsm_pgas_atomic_fetch_" #S ": value") =                               \
+          p.atomic_fetch(p.global(source, rank));                                              \
+    });                                                                                        \
+  }                                                                                            \
+  mpidsm_status_t mpidsm_pgas_atomic_set_##S(mpidsm_pgas_t pgas, T* dest, T value, int rank) { \
+    return posted("mpidsm_pgas_atomic_set_" #S, pgas, dest, rank,                              \
+                  [&](mpidsm::Pgas& p, auto at) { p.atomic_set(at, value); });                 \
+  }                                                                                            \
+  mpidsm_status_t mpidsm_pgas_atomic_swap_##S(mpidsm_pgas_t pgas, T* dest, T value, int rank,  \
+                                              T* old) {                                        \
+    return fetching<T>("mpidsm_pgas_atomic_swap_" #S, pgas, dest, rank, old,                   \
+                       [&](mpidsm::Pgas& p, auto at) { return p.atomic_swap(at, value); });    \
+  }                                                                                            \
+  MPIDSM_DEFINE_EXTENDED_ATOMICS(T, S)
 
 // The definitions MPIDSM_PGAS_ATOMICS(T, S) declares.
 #define MPIDSM_DEFINE_ATOMICS(T, S)                                                                \
@@ -142,11 +199,92 @@ mpidsm_status_t test(const char* function, mpidsm_pgas_t pgas, const T* word, in
   mpidsm_status_t mpidsm_pgas_test_##S(mpidsm_pgas_t pgas, const T* word, int cmp, T value,        \
                                        int* true_now) {                                            \
     return test<T>("mpidsm_pgas_test_" #S, pgas, word, cmp, value, true_now);                      \
-  }
+  }                                                                                                \
+  mpidsm_status_t mpidsm_pgas_atomic_compare_swap_nbi_##S(mpidsm_pgas_t pgas, T* fetch, T* dest,   \
+                                                          T expected, T desired, int rank) {       \
+    return fetching_nbi<T>("mpidsm_pgas_atomic_compare_swap_nbi_" #S, pgas, fetch, dest, rank,     \
+                           [&](mpidsm::Pgas& p, T* out, auto at) {                                 \
+                             p.atomic_compare_swap_nbi(out, at, expected, desired);                \
+                           });                                                                     \
+  }                                                                                                \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_add_nbi_##S(mpidsm_pgas_t pgas, T* fetch, T* dest,      \
+                                                       T value, int rank) {                        \
+    return fetching_nbi<T>(                                                                        \
+        "mpidsm_pgas_atomic_fetch_add_nbi_" #S, pgas, fetch, dest, rank,                           \
+        [&](mpidsm::Pgas& p, T* out, auto at) { p.atomic_fetch_add_nbi(out, at, value); });        \
+  }                                                                                                \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_and_nbi_##S(mpidsm_pgas_t pgas, T* fetch, T* dest,      \
+                                                       T value, int rank) {                        \
+    return fetching_nbi<T>(                                                                        \
+        "mpidsm_pgas_atomic_fetch_and_nbi_" #S, pgas, fetch, dest, rank,                           \
+        [&](mpidsm::Pgas& p, T* out, auto at) { p.atomic_fetch_and_nbi(out, at, value); });        \
+  }                                                                                                \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_or_nbi_##S(mpidsm_pgas_t pgas, T* fetch, T* dest,       \
+                                                      T value, int rank) {                         \
+    return fetching_nbi<T>(                                                                        \
+        "mpidsm_pgas_atomic_fetch_or_nbi_" #S, pgas, fetch, dest, rank,                            \
+        [&](mpidsm::Pgas& p, T* out, auto at) { p.atomic_fetch_or_nbi(out, at, value); });         \
+  }                                                                                                \
+  mpidsm_status_t mpidsm_pgas_atomic_fetch_xor_nbi_##S(mpidsm_pgas_t pgas, T* fetch, T* dest,      \
+                                                       T value, int rank) {                        \
+    return fetching_nbi<T>(                                                                        \
+        "mpidsm_pgas_atomic_fetch_xor_nbi_" #S, pgas, fetch, dest, rank,                           \
+        [&](mpidsm::Pgas& p, T* out, auto at) { p.atomic_fetch_xor_nbi(out, at, value); });        \
+  }                                                                                                \
+  mpidsm_status_t mpidsm_pgas_wait_until_all_##S(mpidsm_pgas_t pgas, const T* words, size_t count, \
+                                                 const int* status, int cmp, T value) {            \
+    return on_words("mpidsm_pgas_wait_until_all_" #S, pgas, cmp, [&](mpidsm::Pgas& p, auto c) {    \
+      p.wait_until_all(words, count, status, c, value);                                            \
+    });                                                                                            \
+  }                                                                                                \
+  mpidsm_status_t mpidsm_pgas_wait_until_any_##S(mpidsm_pgas_t pgas, const T* words, size_t count, \
+                                                 const int* status, int cmp, T value,              \
+                                                 size_t* index) {                                  \
+    return on_words("mpidsm_pgas_wait_until_any_" #S, pgas, cmp, [&](mpidsm::Pgas& p, auto c) {    \
+      require(index, "mpidsm_pgas_wait_until_any_" #S, "index") =                                  \
+          p.wait_until_any(words, count, status, c, value);                                        \
+    });                                                                                            \
+  }                                                                                                \
+  mpidsm_status_t mpidsm_pgas_wait_until_some_##S(                                                 \
+      mpidsm_pgas_t pgas, const T* words, size_t count, size_t* indices, const int* status,        \
+      int cmp, T value, size_t* found) {                                                           \
+    return on_words("mpidsm_pgas_wait_until_some_" #S, pgas, cmp, [&](mpidsm::Pgas& p, auto c) {   \
+      size_t& out = require(found, "mpidsm_pgas_wait_until_some_" #S, "found");                    \
+      out = p.wait_until_some(words, count,                                                        \
+                              &require(indices, "mpidsm_pgas_wait_until_some_" #S, "indices"),     \
+                              status, c, value);                                                   \
+    });                                                                                            \
+  }                                                                                                \
+  mpidsm_status_t mpidsm_pgas_test_all_##S(mpidsm_pgas_t pgas, const T* words, size_t count,       \
+                                           const int* status, int cmp, T value, int* true_now) {   \
+    return on_words("mpidsm_pgas_test_all_" #S, pgas, cmp, [&](mpidsm::Pgas& p, auto c) {          \
+      require(true_now, "mpidsm_pgas_test_all_" #S, "true_now") =                                  \
+          p.test_all(words, count, status, c, value) ? 1 : 0;                                      \
+    });                                                                                            \
+  }                                                                                                \
+  mpidsm_status_t mpidsm_pgas_test_any_##S(mpidsm_pgas_t pgas, const T* words, size_t count,       \
+                                           const int* status, int cmp, T value, size_t* index) {   \
+    return on_words("mpidsm_pgas_test_any_" #S, pgas, cmp, [&](mpidsm::Pgas& p, auto c) {          \
+      require(index, "mpidsm_pgas_test_any_" #S, "index") =                                        \
+          p.test_any(words, count, status, c, value);                                              \
+    });                                                                                            \
+  }                                                                                                \
+  mpidsm_status_t mpidsm_pgas_test_some_##S(mpidsm_pgas_t pgas, const T* words, size_t count,      \
+                                            size_t* indices, const int* status, int cmp, T value,  \
+                                            size_t* found) {                                       \
+    return on_words("mpidsm_pgas_test_some_" #S, pgas, cmp, [&](mpidsm::Pgas& p, auto c) {         \
+      size_t& out = require(found, "mpidsm_pgas_test_some_" #S, "found");                          \
+      out = p.test_some(words, count, &require(indices, "mpidsm_pgas_test_some_" #S, "indices"),   \
+                        status, c, value);                                                         \
+    });                                                                                            \
+  }                                                                                                \
+  MPIDSM_DEFINE_EXTENDED_ATOMICS(T, S)
 
 extern "C" {
 MPIDSM_DEFINE_ATOMICS(int32_t, i32)
 MPIDSM_DEFINE_ATOMICS(uint32_t, u32)
 MPIDSM_DEFINE_ATOMICS(int64_t, i64)
 MPIDSM_DEFINE_ATOMICS(uint64_t, u64)
+MPIDSM_DEFINE_FLOAT_ATOMICS(float, f32)
+MPIDSM_DEFINE_FLOAT_ATOMICS(double, f64)
 }  // extern "C"

@@ -64,6 +64,24 @@ mpidsm_status_t mpidsm_pgas_alloc(mpidsm_pgas_t pgas, size_t bytes, void** local
   });
 }
 
+mpidsm_status_t mpidsm_pgas_alloc_zeroed(mpidsm_pgas_t pgas, size_t bytes, void** local) {
+  return guarded("mpidsm_pgas_alloc_zeroed", [&] {
+    auto& out = require(local, "mpidsm_pgas_alloc_zeroed: local");
+    out = nullptr;
+    out = pgas_of(pgas, "mpidsm_pgas_alloc_zeroed: pgas").allocate_zeroed<std::byte>(bytes).local();
+  });
+}
+
+mpidsm_status_t mpidsm_pgas_local_pointer(mpidsm_pgas_t pgas, const void* dest, int rank,
+                                          void** pointer) {
+  return guarded("mpidsm_pgas_local_pointer", [&] {
+    auto& out = require(pointer, "mpidsm_pgas_local_pointer: pointer");
+    out = nullptr;
+    mpidsm::Pgas& p = pgas_of(pgas, "mpidsm_pgas_local_pointer: pgas");
+    out = p.local_pointer(remote(p, dest, rank));
+  });
+}
+
 mpidsm_status_t mpidsm_pgas_free(mpidsm_pgas_t pgas, void* local) {
   return guarded("mpidsm_pgas_free", [&] {
     mpidsm::Pgas& p = pgas_of(pgas, "mpidsm_pgas_free: pgas");
@@ -147,18 +165,49 @@ mpidsm_status_t mpidsm_pgas_iget(mpidsm_pgas_t pgas, void* dest, const void* src
   });
 }
 
+namespace {
+
+mpidsm_status_t put_signal(const char* function, mpidsm_pgas_t pgas, void* dest, const void* src,
+                           size_t bytes, uint64_t* signal, uint64_t value, int op, int rank,
+                           bool nbi) {
+  return guarded(function, [&] {
+    mpidsm::Pgas& p = require(pgas, function, "pgas").pgas;
+    if (op != MPIDSM_SIGNAL_SET && op != MPIDSM_SIGNAL_ADD)
+      throw mpidsm::Error(mpidsm::Errc::invalid_argument, p.rank(),
+                          std::string(function) + ": op " + std::to_string(op) +
+                              " is neither MPIDSM_SIGNAL_SET nor MPIDSM_SIGNAL_ADD");
+    const auto signal_op = op == MPIDSM_SIGNAL_SET ? mpidsm::SignalOp::set : mpidsm::SignalOp::add;
+    const auto* bytes_in = static_cast<const std::byte*>(src);
+    if (nbi)
+      p.put_signal_nbi(remote(p, dest, rank), bytes_in, bytes, p.global(signal, rank), value,
+                       signal_op);
+    else
+      p.put_signal(remote(p, dest, rank), bytes_in, bytes, p.global(signal, rank), value,
+                   signal_op);
+  });
+}
+
+}  // namespace
+
 mpidsm_status_t mpidsm_pgas_put_signal(mpidsm_pgas_t pgas, void* dest, const void* src,
                                        size_t bytes, uint64_t* signal, uint64_t value, int op,
                                        int rank) {
-  return guarded("mpidsm_pgas_put_signal", [&] {
-    mpidsm::Pgas& p = pgas_of(pgas, "mpidsm_pgas_put_signal: pgas");
-    if (op != MPIDSM_SIGNAL_SET && op != MPIDSM_SIGNAL_ADD)
-      throw mpidsm::Error(mpidsm::Errc::invalid_argument, p.rank(),
-                          "mpidsm_pgas_put_signal: op " + std::to_string(op) +
-                              " is neither MPIDSM_SIGNAL_SET nor MPIDSM_SIGNAL_ADD");
-    p.put_signal(remote(p, dest, rank), static_cast<const std::byte*>(src), bytes,
-                 p.global(signal, rank), value,
-                 op == MPIDSM_SIGNAL_SET ? mpidsm::SignalOp::set : mpidsm::SignalOp::add);
+  return put_signal("mpidsm_pgas_put_signal", pgas, dest, src, bytes, signal, value, op, rank,
+                    false);
+}
+
+mpidsm_status_t mpidsm_pgas_put_signal_nbi(mpidsm_pgas_t pgas, void* dest, const void* src,
+                                           size_t bytes, uint64_t* signal, uint64_t value, int op,
+                                           int rank) {
+  return put_signal("mpidsm_pgas_put_signal_nbi", pgas, dest, src, bytes, signal, value, op, rank,
+                    true);
+}
+
+mpidsm_status_t mpidsm_pgas_signal_fetch(mpidsm_pgas_t pgas, const uint64_t* signal,
+                                         uint64_t* value) {
+  return guarded("mpidsm_pgas_signal_fetch", [&] {
+    mpidsm::Pgas& p = pgas_of(pgas, "mpidsm_pgas_signal_fetch: pgas");
+    require(value, "mpidsm_pgas_signal_fetch: value") = p.signal_fetch(signal);
   });
 }
 

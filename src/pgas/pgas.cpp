@@ -447,7 +447,8 @@ std::uint64_t Pgas::atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, st
 }
 
 void Pgas::put_signal_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
-                            const detail::GlobalAddress& signal, std::uint64_t value, SignalOp op) {
+                            const detail::GlobalAddress& signal, std::uint64_t value, SignalOp op,
+                            Completion completion) {
   State& s = live("put_signal");
   if (op != SignalOp::set && op != SignalOp::add)
     throw Error(Errc::invalid_argument, rank_,
@@ -468,11 +469,38 @@ void Pgas::put_signal_bytes(const detail::GlobalAddress& dst, const void* src, s
     s.put_calls->put_signal(dst.rank, offset, src, bytes, signal_offset, value, op);
     return;
   }
-  put_bytes(dst, src, bytes, Completion::request, "put_signal").wait();
+  // put_signal_nbi leaves the data's completion to quiet(); the fence
+  // still orders it before the signal. Only a swap sets a word, and UCX
+  // has it only as a fetching atomic: a set waits for it.
+  put_bytes(dst, src, bytes, completion, "put_signal").wait();
   // Release ordering: the data lands before the signal changes.
   fence();
   const AtomicOp signal_op = op == SignalOp::set ? AtomicOp::swap : AtomicOp::add;
   atomic_bytes(signal_op, signal, sizeof(std::uint64_t), value, 0, op == SignalOp::set);
+}
+
+void Pgas::zero_before_use(void* local, std::size_t bytes) {
+  std::memset(local, 0, bytes);
+  barrier();  // no rank's put lands before every rank has zeroed its copy
+}
+
+void* Pgas::direct_address(const detail::GlobalAddress& p, std::size_t bytes,
+                           const char* operation) {
+  State& s = live(operation);
+  const std::size_t offset = s.resolve(p, bytes, operation);
+  // This rank's own data is always here, even when MPIDSM_DIRECT_ACCESS=off
+  // sends its operations through UCX.
+  std::byte* base = p.rank == rank_ ? s.local_base : s.direct_base[p.rank];
+  return base ? base + offset : nullptr;
+}
+
+void Pgas::check_waits(const void* words, std::size_t count, std::size_t width, Compare cmp,
+                       const char* operation) const {
+  if (count == 0)
+    throw Error(Errc::invalid_argument, rank_,
+                std::string(operation) + ": an empty array of words (count 0)");
+  check_wait(words, width, cmp, operation);
+  check_wait(static_cast<const std::byte*>(words) + (count - 1) * width, width, cmp, operation);
 }
 
 void Pgas::check_local(const void* buffer, std::size_t bytes, const char* operation,
