@@ -29,7 +29,7 @@ PUBLIC = {
     "language.hpp": "common", "status.h": "common", "error.hpp": "common",
     "config.hpp": "common", "coherence.hpp": "common", "info.hpp": "common",
     "version.h": "common", "version.hpp": "common", "transport.hpp": "transport", "runtime.hpp": "runtime",
-    "messaging.hpp": "runtime", "pgas.hpp": "pgas", "dsm.hpp": "dsm",
+    "messaging.hpp": "runtime", "pgas.hpp": "pgas", "team.hpp": "pgas", "dsm.hpp": "dsm",
     "placement.hpp": "dsm", "mpidsm.h": "c_api", "mpidsm.hpp": "tools",
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)

@@ -13,5 +13,6 @@
 #include "mpidsm/pgas.hpp"
 #include "mpidsm/placement.hpp"
 #include "mpidsm/runtime.hpp"
+#include "mpidsm/team.hpp"
 #include "mpidsm/transport.hpp"
 #include "mpidsm/version.hpp"

@@ -154,6 +154,8 @@ class Pgas {
   int rank() const noexcept { return rank_; }
   /// Ranks of the runtime.
   int size() const noexcept { return size_; }
+  /// The runtime this Pgas belongs to (its communicator numbers the ranks).
+  Runtime& runtime() const;
   /// Bytes of symmetric heap per rank (MPIDSM_HEAP_SIZE).
   std::size_t heap_capacity() const;
   /// Bytes of it allocated now.

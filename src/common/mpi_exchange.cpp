@@ -100,6 +100,13 @@ void attach_collective_wait(MPI_Comm comm, const CollectiveWait* wait) {
     MPI_Comm_delete_attr(comm, collective_wait_key());
 }
 
+void share_collective_wait(MPI_Comm from, MPI_Comm to) {
+  void* attached = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(from, collective_wait_key(), &attached, &found);
+  if (found) MPI_Comm_set_attr(to, collective_wait_key(), attached);
+}
+
 void wait_collective(MPI_Comm comm, int rank, MPI_Request& request, const char* operation) {
   void* attached = nullptr;
   int found = 0;

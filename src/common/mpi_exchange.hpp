@@ -28,6 +28,9 @@ struct CollectiveWait {
 // Attaches `wait` to `comm` (an MPI attribute; dups do not inherit it) or,
 // given nullptr, detaches it. `wait` must outlive the attachment.
 void attach_collective_wait(MPI_Comm comm, const CollectiveWait* wait);
+// Attaches to `to` the wait attached to `from`, if any (a communicator made
+// from a Transport's, whose collectives should wait the same way).
+void share_collective_wait(MPI_Comm from, MPI_Comm to);
 // Waits for `request`, a collective's on `comm`; `operation` names the call
 // in errors ("Dsm::allocate: rank 2 is gone ...").
 void wait_collective(MPI_Comm comm, int rank, MPI_Request& request, const char* operation);

@@ -181,6 +181,10 @@ Pgas::~Pgas() {
   }
 }
 
+Runtime& Pgas::runtime() const {
+  return live("runtime").runtime;
+}
+
 std::size_t Pgas::heap_capacity() const {
   return state_->allocator.capacity();
 }
