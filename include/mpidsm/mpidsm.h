@@ -281,6 +281,73 @@ MPIDSM_PGAS_FLOAT_ATOMICS(float, f32)
 MPIDSM_PGAS_FLOAT_ATOMICS(double, f64)
 /** @} */
 
+/* ---- Teams: collectives over a set of a PGAS's ranks --------------------- */
+
+/** A team (mpidsm::Team): a duplicate of an MPI communicator whose ranks
+ * all belong to the PGAS's runtime. Creation, splitting and every
+ * collective are collective calls over the team. */
+typedef struct mpidsm_team* mpidsm_team_t;
+
+/** Reductions of mpidsm_team_reduce_<t>. */
+typedef enum mpidsm_reduce_op {
+  MPIDSM_REDUCE_AND = 0,  /**< bitwise and (integer words) */
+  MPIDSM_REDUCE_OR = 1,   /**< bitwise or (integer words) */
+  MPIDSM_REDUCE_XOR = 2,  /**< bitwise xor (integer words) */
+  MPIDSM_REDUCE_MAX = 3,  /**< largest */
+  MPIDSM_REDUCE_MIN = 4,  /**< smallest */
+  MPIDSM_REDUCE_SUM = 5,  /**< sum */
+  MPIDSM_REDUCE_PROD = 6, /**< product */
+} mpidsm_reduce_op_t;
+
+/** @{ */
+/** Every rank of the PGAS; this node's ranks; the ranks of `comm`. */
+mpidsm_status_t mpidsm_team_world(mpidsm_pgas_t pgas, mpidsm_team_t* team);
+mpidsm_status_t mpidsm_team_shared(mpidsm_pgas_t pgas, mpidsm_team_t* team);
+mpidsm_status_t mpidsm_team_create(mpidsm_pgas_t pgas, MPI_Comm comm, mpidsm_team_t* team);
+/** @} */
+/** The members start, start+stride, ... (`size` of them) of `parent`; *team
+ * is NULL on the other members. */
+mpidsm_status_t mpidsm_team_split_strided(mpidsm_team_t parent, int start, int stride, int size,
+                                          mpidsm_team_t* team);
+mpidsm_status_t mpidsm_team_destroy(mpidsm_team_t* team);        /**< NULL ignored */
+mpidsm_status_t mpidsm_team_rank(mpidsm_team_t team, int* rank); /**< this rank's number */
+mpidsm_status_t mpidsm_team_size(mpidsm_team_t team, int* size); /**< members */
+/** Member `team_rank` as a member of `other`, or -1 in *other_rank. */
+mpidsm_status_t mpidsm_team_translate(mpidsm_team_t team, int team_rank, mpidsm_team_t other,
+                                      int* other_rank);
+/** Every member has reached it (puts are completed by mpidsm_pgas_quiet). */
+mpidsm_status_t mpidsm_team_sync(mpidsm_team_t team);
+/** `bytes` of root's `src` into every member's `dest`. */
+mpidsm_status_t mpidsm_team_broadcast(mpidsm_team_t team, void* dest, const void* src, size_t bytes,
+                                      int root);
+/** Every member's `bytes`, in member order, into every `dest`. */
+mpidsm_status_t mpidsm_team_fcollect(mpidsm_team_t team, void* dest, const void* src, size_t bytes);
+/** As fcollect, with sizes that may differ per member; *total: bytes gathered. */
+mpidsm_status_t mpidsm_team_collect(mpidsm_team_t team, void* dest, const void* src, size_t bytes,
+                                    size_t* total);
+/** Block j (`bytes`) of `src` to member j, into its block i from member i. */
+mpidsm_status_t mpidsm_team_alltoall(mpidsm_team_t team, void* dest, const void* src, size_t bytes);
+/** As alltoall, in elements of `element_bytes` (1, 2, 4 or 8) taken every
+ * `src_stride` elements and placed every `dest_stride` elements. */
+mpidsm_status_t mpidsm_team_alltoalls(mpidsm_team_t team, void* dest, const void* src,
+                                      ptrdiff_t dest_stride, ptrdiff_t src_stride,
+                                      size_t element_bytes, size_t count);
+
+/** Declares mpidsm_team_reduce_S (S: the suffix below): dest[i] = op (an mpidsm_reduce_op_t) over
+ * the members of src[i], on every member (dest may equal src). */
+#define MPIDSM_TEAM_REDUCE(T, S)                                                            \
+  mpidsm_status_t mpidsm_team_reduce_##S(mpidsm_team_t team, int op, T* dest, const T* src, \
+                                         size_t count);
+/** @{ */
+/** Reductions on int32_t, uint32_t, int64_t, uint64_t, float and double. */
+MPIDSM_TEAM_REDUCE(int32_t, i32)
+MPIDSM_TEAM_REDUCE(uint32_t, u32)
+MPIDSM_TEAM_REDUCE(int64_t, i64)
+MPIDSM_TEAM_REDUCE(uint64_t, u64)
+MPIDSM_TEAM_REDUCE(float, f32)
+MPIDSM_TEAM_REDUCE(double, f64)
+/** @} */
+
 /* ---- DSM: one shared region, plain loads and stores --------------------- */
 
 /** A DSM face: the coherent shared region of a runtime. */

@@ -340,6 +340,64 @@ static void test_pgas_shmem_features(mpidsm_runtime_t runtime) {
   OK(mpidsm_pgas_destroy(&pgas));
 }
 
+/* Teams: the world, a strided split, collectives and reductions, errors. */
+static void test_teams(mpidsm_runtime_t runtime) {
+  mpidsm_pgas_t pgas = NULL;
+  OK(mpidsm_pgas_create(runtime, &pgas));
+  mpidsm_team_t world = NULL, evens = NULL, node = NULL;
+  OK(mpidsm_team_world(pgas, &world));
+  OK(mpidsm_team_shared(pgas, &node));
+  int r = -1, n = -1;
+  OK(mpidsm_team_rank(world, &r));
+  OK(mpidsm_team_size(world, &n));
+  CHECK(r == rank && n == size);
+  OK(mpidsm_team_split_strided(world, 0, 2, (size + 1) / 2, &evens));
+  CHECK((evens != NULL) == (rank % 2 == 0));
+  if (evens) {
+    int there = -2;
+    OK(mpidsm_team_translate(evens, 0, world, &there));
+    CHECK(there == 0);
+  }
+  OK(mpidsm_team_sync(world));
+  double source[4] = {1.0 * rank, 2.0, 3.0, 4.0}, dest[4] = {0};
+  OK(mpidsm_team_broadcast(world, dest, source, sizeof source, size - 1));
+  CHECK(dest[0] == size - 1 && dest[3] == 4.0);
+  int mine = rank * 3, all[64];
+  OK(mpidsm_team_fcollect(world, all, &mine, sizeof mine));
+  CHECK(all[size - 1] == (size - 1) * 3);
+  size_t total = 0;
+  OK(mpidsm_team_collect(world, all, &mine, rank % 2 ? sizeof mine : 0, &total));
+  CHECK(total == sizeof(int) * (size_t)(size / 2));
+  int out[64], in[64];
+  for (int j = 0; j < size; ++j) out[j] = rank * 100 + j;
+  OK(mpidsm_team_alltoall(world, in, out, sizeof(int)));
+  CHECK(in[size - 1] == (size - 1) * 100 + rank);
+  int16_t sout[128], sin[128];
+  for (int j = 0; j < 2 * size; ++j) sout[j] = (int16_t)(rank * 100 + j);
+  OK(mpidsm_team_alltoalls(world, sin, sout, 2, 1, sizeof(int16_t), 1));
+  CHECK(sin[2 * (size - 1)] == (size - 1) * 100 + rank);
+  int64_t value = rank + 1, sum = 0;
+  OK(mpidsm_team_reduce_i64(world, MPIDSM_REDUCE_SUM, &sum, &value, 1));
+  CHECK(sum == (int64_t)size * (size + 1) / 2);
+  double low = 5.0 - rank;
+  OK(mpidsm_team_reduce_f64(world, MPIDSM_REDUCE_MIN, &low, &low, 1));
+  CHECK(low == 5.0 - (size - 1));
+  FAILS_WITH(mpidsm_team_reduce_f64(world, MPIDSM_REDUCE_XOR, &low, &low, 1),
+             MPIDSM_ERR_INVALID_ARGUMENT, "mpidsm_team_reduce_f64: operation 2 does not apply");
+  FAILS_WITH(mpidsm_team_reduce_u32(world, 42, NULL, NULL, 0), MPIDSM_ERR_INVALID_ARGUMENT,
+             "mpidsm_team_reduce_u32: op 42 is not an mpidsm_reduce_op_t");
+  FAILS_WITH(mpidsm_team_broadcast(world, dest, source, 8, size), MPIDSM_ERR_INVALID_RANK,
+             "mpidsm_team_broadcast: root");
+  OK(mpidsm_team_destroy(&evens));
+  FAILS_WITH(mpidsm_team_split_strided(world, 0, 0, 1, &evens), MPIDSM_ERR_INVALID_ARGUMENT,
+             "mpidsm_team_split_strided: start 0, stride 0");
+  CHECK(evens == NULL);
+  OK(mpidsm_team_destroy(&node));
+  OK(mpidsm_team_destroy(&world));
+  CHECK(world == NULL);
+  OK(mpidsm_pgas_destroy(&pgas));
+}
+
 static void test_dsm(mpidsm_runtime_t runtime) {
   mpidsm_dsm_t dsm = NULL;
   OK(mpidsm_dsm_create(runtime, &dsm));
@@ -565,6 +623,7 @@ int main(int argc, char** argv) {
   test_pgas(runtime);
   test_pgas_more(runtime);
   test_pgas_shmem_features(runtime);
+  test_teams(runtime);
   test_dsm(runtime);
   test_messaging(runtime);
 

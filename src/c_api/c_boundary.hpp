@@ -14,6 +14,7 @@
 #include "mpidsm/mpidsm.h"
 #include "mpidsm/pgas.hpp"
 #include "mpidsm/runtime.hpp"
+#include "mpidsm/team.hpp"
 #include "mpidsm/transport.hpp"
 
 struct mpidsm_runtime {
@@ -21,6 +22,9 @@ struct mpidsm_runtime {
 };
 struct mpidsm_pgas {
   mpidsm::Pgas pgas;
+};
+struct mpidsm_team {
+  mpidsm::Team team;
 };
 struct mpidsm_dsm {
   mpidsm::Dsm dsm;
