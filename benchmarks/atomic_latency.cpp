@@ -13,7 +13,7 @@ using namespace mpidsm::bench;
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   {
-    Harness h(argc, argv, {"Atomic Latency", Unit::latency_us, false});
+    Harness h(argc, argv, {"Atomic Latency", Unit::latency_us, false, false, 2, "", 2});
     Pgas& p = h.pgas();
     auto word = p.allocate<std::uint64_t>(1);
     MpiWindow window(sizeof(std::uint64_t), MPI_COMM_WORLD);
@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
                        MPI_Win_flush(1, win);
                      });
     fadd.label = "fetch-add";
+    fadd.mpi_name = "MPI_Fetch_and_op(SUM) + flush";
     h.run(fadd);
     Row cswap = timed([&] { result = p.atomic_compare_swap(word.at(1), compare, one); },
                       [&] {
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
                         MPI_Win_flush(1, win);
                       });
     cswap.label = "compare-swap";
+    cswap.mpi_name = "MPI_Compare_and_swap + flush";
     h.run(cswap);
     Row swap = timed([&] { result = p.atomic_swap(word.at(1), one); },
                      [&] {
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
                        MPI_Win_flush(1, win);
                      });
     swap.label = "swap";
+    swap.mpi_name = "MPI_Fetch_and_op(REPLACE) + flush";
     h.run(swap);
     p.free(word);
   }

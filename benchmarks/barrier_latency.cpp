@@ -8,7 +8,7 @@ using namespace mpidsm::bench;
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   {
-    Harness h(argc, argv, {"Barrier Latency", Unit::latency_us, false, false, 1});
+    Harness h(argc, argv, {"Barrier Latency", Unit::latency_us, false, false, 1, "MPI_Barrier"});
     Pgas& p = h.pgas();
     h.print_header();
     Row row;

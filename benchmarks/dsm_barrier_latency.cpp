@@ -31,7 +31,8 @@ using namespace mpidsm::bench;
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   {
-    Harness h(argc, argv, {"DSM Barrier Latency", Unit::latency_us, false, false, 1});
+    Harness h(argc, argv,
+              {"DSM Barrier Latency", Unit::latency_us, false, false, 1, "MPI_Barrier"});
     Dsm dsm(h.runtime());
     const int me = h.rank(), ranks = h.size();
     const std::size_t page = dsm.page_size(), per_rank = 8192;
@@ -100,6 +101,7 @@ int main(int argc, char** argv) {
     std::vector<std::uint64_t> send(page / sizeof(std::uint64_t)), receive(send.size());
     Row halo;
     halo.label = "halo_page";
+    halo.mpi_name = "MPI_Sendrecv of the page";
     halo.mpidsm = [&](std::size_t, int n) {
       return per_iteration(n, [&](int i) {
         own_page[i % 8] = static_cast<std::uint64_t>(i);

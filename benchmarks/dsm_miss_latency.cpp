@@ -63,7 +63,8 @@ double fault_loop(int n) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   {
-    Harness h(argc, argv, {"DSM Miss Latency", Unit::latency_us, false, false, 2});
+    Harness h(argc, argv,
+              {"DSM Miss Latency", Unit::latency_us, false, false, 2, "MPI_Get + MPI_Win_flush"});
     Runtime& rt = h.runtime();
     const int me = h.rank();
     const std::size_t pages_per_slice =
@@ -206,12 +207,14 @@ int main(int argc, char** argv) {
     };
     Row write;
     write.label = "write_miss_rel";
+    write.mpi_name = "MPI_Get + flush; MPI_Put + flush";
     write.mpidsm = [&](std::size_t, int n) { return write_scan(plain, plain_data, n); };
     write.mpi = mpi_page_update;
     h.run(write);
 
     Row write_stream;
     write_stream.label = "write_scan_pf" + std::to_string(with_prefetch.prefetch_pages);
+    write_stream.mpi_name = write.mpi_name;
     write_stream.mpidsm = [&](std::size_t, int n) { return write_scan(ahead, ahead_data, n); };
     write_stream.mpi = mpi_page_update;
     h.run(write_stream);

@@ -175,6 +175,11 @@ Harness::Harness(int argc, char** argv, const Spec& spec) : spec_(spec), program
     leave(program_ + ": this test needs at least " + std::to_string(spec.min_ranks) +
               " ranks (mpirun -np " + std::to_string(spec.min_ranks) + ")\n",
           2);
+  if (spec.max_ranks > 0 && size_ > spec.max_ranks)
+    leave(program_ + ": this test measures between ranks 0 and 1 and would leave " +
+              std::to_string(size_ - spec.max_ranks) + " ranks idle: run it with mpirun -np " +
+              std::to_string(spec.max_ranks) + "\n",
+          2);
   runtime_ = std::make_unique<Runtime>(MPI_COMM_WORLD);
   pgas_ = std::make_unique<Pgas>(*runtime_);
   messaging_ = std::make_unique<Messaging>(*runtime_);
@@ -262,8 +267,13 @@ void Harness::print_header() {
     std::printf("# mpidsm=%s; mpi=%s; mpi_osc=%s; transport=%s; ranks=%d; host=%s; date=%s\n",
                 build::version, mpi_library_.c_str(), osc_component_.c_str(), transport_.c_str(),
                 size_, host, date);
-    std::printf("test,size,mpidsm_%s,mpi_%s,mpidsm_over_mpi%s\n", unit, unit,
-                options_.full ? ",mpidsm_min,mpidsm_max,mpi_min,mpi_max,iterations" : "");
+    // min and max: over the repetitions; rank_min and rank_max (-f): over the ranks.
+    std::printf(
+        "test,size,mpidsm_%s,mpi_%s,mpidsm_over_mpi,mpidsm_min,mpidsm_max,mpi_min,mpi_max,"
+        "ratio_min,ratio_max,mpi_counterpart%s\n",
+        unit, unit,
+        options_.full ? ",mpidsm_rank_min,mpidsm_rank_max,mpi_rank_min,mpi_rank_max,iterations"
+                      : "");
   } else {
     std::printf("# mpidsm %s Test v%s\n", spec_.name, build::version);
     std::printf("# %s; MPI one-sided %s; mpidsm rank 0 to 1: %s\n", mpi_library_.c_str(),
@@ -273,9 +283,11 @@ void Harness::print_header() {
                                                : "bandwidth in MB/s (10^6 bytes per second)",
                 size_, host, date, options_.iterations, options_.iterations_large, options_.warmup,
                 spec_.window ? (", window " + std::to_string(options_.window)).c_str() : "");
-    std::printf("%-12s %14s %14s %12s", "# Size", "mpidsm", "MPI", "mpidsm/MPI");
+    std::printf("# medians of %d interleaved repetitions; ratio-min/max: their spread\n", kSlices);
+    std::printf("%-12s %14s %14s %12s %10s %10s  %-24s", "# Size", "mpidsm", "MPI", "mpidsm/MPI",
+                "ratio-min", "ratio-max", "vs");
     if (options_.full)
-      std::printf(" %12s %12s %12s %12s %11s", "mpidsm-min", "mpidsm-max", "MPI-min", "MPI-max",
+      std::printf(" %12s %12s %12s %12s %11s", "mpidsm-rmin", "mpidsm-rmax", "MPI-rmin", "MPI-rmax",
                   "Iterations");
     std::printf("\n");
   }
@@ -296,6 +308,18 @@ std::pair<double, double> across_ranks(double mine) {
   return {lowest, highest};
 }
 
+// The median of the repetitions and their smallest and largest (nan
+// figures, from a rank that took no part, sort last and count as they are).
+struct Spread {
+  double median, low, high;
+};
+Spread spread(std::vector<double> values) {
+  std::sort(values.begin(), values.end(), [](double a, double b) {
+    return std::isnan(b) ? !std::isnan(a) : (!std::isnan(a) && a < b);
+  });
+  return {values[values.size() / 2], values.front(), values.back()};
+}
+
 }  // namespace
 
 void Harness::run(const Row& row) {
@@ -313,31 +337,39 @@ void Harness::run(const Row& row) {
     theirs.push_back(mpi(row.size, iterations));
   }
   const std::size_t bytes = row.bytes ? row.bytes : row.size;
-  // Microseconds per operation, or MB/s: total bytes over total time, not
-  // the mean of rates.
-  auto figure = [&](const std::vector<double>& seconds_per_op) {
-    const double mean =
-        std::accumulate(seconds_per_op.begin(), seconds_per_op.end(), 0.0) / seconds_per_op.size();
-    if (!(mean > 0)) return mean;  // 0 or nan: this rank took no part
-    return spec_.unit == Unit::latency_us ? mean * 1e6 : bytes / mean / 1e6;
+  // Microseconds per operation, or MB/s (bytes over time, not a mean of rates).
+  auto figure = [&](double seconds_per_op) {
+    if (!(seconds_per_op > 0)) return seconds_per_op;  // 0 or nan: this rank took no part
+    return spec_.unit == Unit::latency_us ? seconds_per_op * 1e6 : bytes / seconds_per_op / 1e6;
   };
-  const double x = figure(ours), y = figure(theirs);
+  std::vector<double> xs, ys, ratios;
+  for (int slice = 0; slice < kSlices; ++slice) {
+    xs.push_back(figure(ours[static_cast<std::size_t>(slice)]));
+    ys.push_back(figure(theirs[static_cast<std::size_t>(slice)]));
+    ratios.push_back(xs.back() / ys.back());
+  }
+  const Spread x = spread(xs), y = spread(ys), ratio = spread(ratios);
   std::pair<double, double> x_range, y_range;
   if (options_.full) {
-    x_range = across_ranks(x);
-    y_range = across_ranks(y);
+    x_range = across_ranks(x.median);
+    y_range = across_ranks(y.median);
   }
   if (rank_ != 0) return;
-  std::string label = row.label.empty() ? std::to_string(row.size) : row.label;
+  const std::string label = row.label.empty() ? std::to_string(row.size) : row.label;
+  const std::string vs = !row.mpi ? "(none)" : row.mpi_name.empty() ? spec_.mpi : row.mpi_name;
   if (options_.csv) {
-    std::printf("%s,%s,%.4f,%.4f,%.3f", spec_.name, label.c_str(), x, y, x / y);
+    std::printf("%s,%s,%.4f,%.4f,%.3f,%.4f,%.4f,%.4f,%.4f,%.3f,%.3f,%s", spec_.name, label.c_str(),
+                x.median, y.median, ratio.median, x.low, x.high, y.low, y.high, ratio.low,
+                ratio.high, vs.c_str());
     if (options_.full)
       std::printf(",%.4f,%.4f,%.4f,%.4f,%d", x_range.first, x_range.second, y_range.first,
                   y_range.second, iterations * kSlices);
   } else {
-    const char* format = spec_.unit == Unit::latency_us ? "%-12s %14.3f %14.3f %12.2f"
-                                                        : "%-12s %14.2f %14.2f %12.2f";
-    std::printf(format, label.c_str(), x, y, x / y);
+    const char* format = spec_.unit == Unit::latency_us
+                             ? "%-12s %14.3f %14.3f %12.2f %10.2f %10.2f  %-24s"
+                             : "%-12s %14.2f %14.2f %12.2f %10.2f %10.2f  %-24s";
+    std::printf(format, label.c_str(), x.median, y.median, ratio.median, ratio.low, ratio.high,
+                vs.c_str());
     if (options_.full)
       std::printf(" %12.3f %12.3f %12.3f %12.3f %11d", x_range.first, x_range.second, y_range.first,
                   y_range.second, iterations * kSlices);

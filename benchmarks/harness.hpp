@@ -1,7 +1,9 @@
 // OSU-style benchmark harness. Each executable measures one operation with
-// mpidsm and with its MPI equivalent, interleaved slice by slice within each
-// size, and prints
-//   # Size  mpidsm  MPI  mpidsm/MPI   [-f: min/max across ranks, iterations]
+// mpidsm and with its MPI equivalent, interleaved in 5 repetitions within
+// each size, and prints the medians with the ratio's spread and the MPI call
+// each row is measured against:
+//   # Size  mpidsm  MPI  mpidsm/MPI  ratio-min  ratio-max  vs
+//   [-f: min/max across ranks, iterations]
 // Options as OSU's: -m/--message-size [min:][max], -i/--iterations,
 // -x/--warmup, -W/--window-size, -f/--full, -v/--version, -h/--help; and
 // --csv. Usage and errors are printed once, by rank 0, and every rank then
@@ -47,6 +49,12 @@ struct Spec {
   bool sizes = true;    // false: one 8-byte row (or named rows)
   bool window = false;  // accepts -W
   int min_ranks = 2;
+  // The MPI call each row is measured against, unless the row names its own
+  // ("MPI_Put + MPI_Win_flush"; no comma: it is a CSV field).
+  const char* mpi = "";
+  // 0: any number of ranks; 2: a test between ranks 0 and 1, which refuses
+  // more (as OSU's point-to-point tests do) rather than leave ranks idle.
+  int max_ranks = 0;
 };
 
 // What the command line asks for: a run with these options, or usage,
@@ -69,6 +77,9 @@ struct Row {
   std::size_t size = 8;
   Slice mpidsm;
   Slice mpi;
+  // The MPI call `mpi` measures, when it differs from the Spec's (no comma:
+  // it is a CSV field).
+  std::string mpi_name;
   // Bytes moved per operation, for bandwidth (defaults to size).
   std::size_t bytes = 0;
 };

@@ -21,7 +21,8 @@ using namespace mpidsm::bench;
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   {
-    Harness h(argc, argv, {"Lock Latency", Unit::latency_us, false, false, 2});
+    Harness h(argc, argv,
+              {"Lock Latency", Unit::latency_us, false, false, 2, "MPI_Win_lock + MPI_Win_unlock"});
     Dsm dsm(h.runtime());
     const int me = h.rank();
     constexpr std::size_t kLock = 1;  // homed on rank 1
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
         dsm.allocate<std::uint64_t>(dsm.page_size() / sizeof(std::uint64_t), Placement::on(1));
     Row written;
     written.label = "written";
+    written.mpi_name = "MPI_Win_lock; MPI_Put; MPI_Win_unlock";
     written.mpidsm = [&](std::size_t, int n) {
       return on_rank_0(n, [&](int i) {
         dsm.lock(kLock);

@@ -14,7 +14,9 @@ using namespace mpidsm::bench;
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   {
-    Harness h(argc, argv, {"Put Signal Latency", Unit::latency_us});
+    Harness h(argc, argv,
+              {"Put Signal Latency", Unit::latency_us, true, false, 2,
+               "MPI_Put; flush; MPI_Accumulate; flush", 2});
     Pgas& p = h.pgas();
     const std::size_t max = h.options().max_size;
     const int me = h.rank();

@@ -78,7 +78,10 @@ void sweep(Harness& h, std::size_t bytes_per_op_factor, Ours ours, Theirs theirs
 int rma_latency(int argc, char** argv, Direction direction) {
   MPI_Init(&argc, &argv);
   {
-    Harness h(argc, argv, {name(direction, false), Unit::latency_us});
+    Harness h(
+        argc, argv,
+        {name(direction, false), Unit::latency_us, true, false, 2,
+         direction == Direction::put ? "MPI_Put + MPI_Win_flush" : "MPI_Get + MPI_Win_flush", 2});
     RmaPair pair(h, direction);
     sweep(
         h, 1, [&](std::size_t s) { pair.mpidsm_blocking(s); },
@@ -94,7 +97,11 @@ int rma_latency(int argc, char** argv, Direction direction) {
 int rma_bandwidth(int argc, char** argv, Direction direction) {
   MPI_Init(&argc, &argv);
   {
-    Harness h(argc, argv, {name(direction, true), Unit::bandwidth_mbs, true, true});
+    Harness h(argc, argv,
+              {name(direction, true), Unit::bandwidth_mbs, true, true, 2,
+               direction == Direction::put ? "W x MPI_Put + MPI_Win_flush"
+                                           : "W x MPI_Get + MPI_Win_flush",
+               2});
     RmaPair pair(h, direction);
     const int window = h.options().window;
     sweep(

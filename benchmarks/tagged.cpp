@@ -16,7 +16,7 @@ constexpr int kAckTag = 2;
 int tagged_latency(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   {
-    Harness h(argc, argv, {"Latency", Unit::latency_us});
+    Harness h(argc, argv, {"Latency", Unit::latency_us, true, false, 2, "MPI_Send + MPI_Recv", 2});
     Messaging& m = h.messaging();
     PageBuffer out(h.options().max_size), in(h.options().max_size);
     const int me = h.rank();
@@ -67,7 +67,8 @@ int tagged_latency(int argc, char** argv) {
 int tagged_bandwidth(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   {
-    Harness h(argc, argv, {"Bandwidth", Unit::bandwidth_mbs, true, true});
+    Harness h(argc, argv,
+              {"Bandwidth", Unit::bandwidth_mbs, true, true, 2, "W x MPI_Isend + MPI_Waitall", 2});
     Messaging& m = h.messaging();
     const int window = h.options().window;
     const std::size_t max = h.options().max_size;
