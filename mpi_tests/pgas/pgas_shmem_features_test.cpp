@@ -12,6 +12,7 @@
 
 #include "mpi_test_support.hpp"
 #include "mpidsm/pgas.hpp"
+#include "pgas_fixture.hpp"
 
 namespace mpidsm {
 namespace {
@@ -19,21 +20,7 @@ namespace {
 using testing::fill_pattern;
 using testing::first_mismatch;
 
-class PgasFeatures : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    runtime_ = std::make_unique<Runtime>(MPI_COMM_WORLD);
-    pgas_ = std::make_unique<Pgas>(*runtime_);
-  }
-  static void TearDownTestSuite() {
-    pgas_.reset();
-    runtime_.reset();
-  }
-  static std::unique_ptr<Runtime> runtime_;
-  static std::unique_ptr<Pgas> pgas_;
-};
-std::unique_ptr<Runtime> PgasFeatures::runtime_;
-std::unique_ptr<Pgas> PgasFeatures::pgas_;
+using PgasFeatures = testing::WorldPgasTest;
 
 // Memory a freed allocation dirtied comes back zeroed, on every rank, before
 // any rank can reach it.

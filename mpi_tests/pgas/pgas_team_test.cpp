@@ -12,25 +12,12 @@
 
 #include "mpi_test_support.hpp"
 #include "mpidsm/team.hpp"
+#include "pgas_fixture.hpp"
 
 namespace mpidsm {
 namespace {
 
-class TeamTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    runtime_ = std::make_unique<Runtime>(MPI_COMM_WORLD);
-    pgas_ = std::make_unique<Pgas>(*runtime_);
-  }
-  static void TearDownTestSuite() {
-    pgas_.reset();
-    runtime_.reset();
-  }
-  static std::unique_ptr<Runtime> runtime_;
-  static std::unique_ptr<Pgas> pgas_;
-};
-std::unique_ptr<Runtime> TeamTest::runtime_;
-std::unique_ptr<Pgas> TeamTest::pgas_;
+using TeamTest = testing::WorldPgasTest;
 
 TEST_F(TeamTest, WorldSharedAndStridedTeamsNumberTheirRanks) {
   Pgas& p = *pgas_;

@@ -13,6 +13,7 @@
 
 #include "mpi_test_support.hpp"
 #include "mpidsm/pgas.hpp"
+#include "pgas_fixture.hpp"
 
 namespace mpidsm {
 namespace {
@@ -40,21 +41,7 @@ void put_signal_rounds(Pgas& p, const SymmetricArray<std::uint8_t>& data,
   }
 }
 
-class PgasTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    runtime_ = std::make_unique<Runtime>(MPI_COMM_WORLD);
-    pgas_ = std::make_unique<Pgas>(*runtime_);
-  }
-  static void TearDownTestSuite() {
-    pgas_.reset();
-    runtime_.reset();
-  }
-  static std::unique_ptr<Runtime> runtime_;
-  static std::unique_ptr<Pgas> pgas_;
-};
-std::unique_ptr<Runtime> PgasTest::runtime_;
-std::unique_ptr<Pgas> PgasTest::pgas_;
+using PgasTest = testing::WorldPgasTest;
 
 TEST_F(PgasTest, PathMatchesConfiguration) {
   Pgas& p = *pgas_;

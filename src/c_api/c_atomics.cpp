@@ -110,8 +110,8 @@ mpidsm_status_t on_words(const char* function, mpidsm_pgas_t pgas, int cmp, F&& 
         [&](mpidsm::Pgas& p, T* out, auto at) { p.atomic_swap_nbi(out, at, value); });            \
   }
 
-// fetch, set and swap of float and double words (MPIDSM_PGAS_FLOAT_ATOMICS).
-#define MPIDSM_DEFINE_FLOAT_ATOMICS(T, S)                                                      \
+// fetch, set and swap, which every word type has (OpenSHMEM's extended atomics).
+#define MPIDSM_DEFINE_FETCH_SET_SWAP(T, S)                                                     \
   mpidsm_status_t mpidsm_pgas_atomic_fetch_##S(mpidsm_pgas_t pgas, const T* source, int rank,  \
                                                T* value) {                                     \
     return guarded("mpidsm_pgas_atomic_fetch_" #S, [&] {                                       \
@@ -128,28 +128,16 @@ mpidsm_status_t on_words(const char* function, mpidsm_pgas_t pgas, int cmp, F&& 
                                               T* old) {                                        \
     return fetching<T>("mpidsm_pgas_atomic_swap_" #S, pgas, dest, rank, old,                   \
                        [&](mpidsm::Pgas& p, auto at) { return p.atomic_swap(at, value); });    \
-  }                                                                                            \
+  }
+
+// fetch, set and swap of float and double words (MPIDSM_PGAS_FLOAT_ATOMICS).
+#define MPIDSM_DEFINE_FLOAT_ATOMICS(T, S) \
+  MPIDSM_DEFINE_FETCH_SET_SWAP(T, S)      \
   MPIDSM_DEFINE_EXTENDED_ATOMICS(T, S)
 
 // The definitions MPIDSM_PGAS_ATOMICS(T, S) declares.
 #define MPIDSM_DEFINE_ATOMICS(T, S)                                                                \
-  mpidsm_status_t mpidsm_pgas_atomic_fetch_##S(mpidsm_pgas_t pgas, const T* source, int rank,      \
-                                               T* value) {                                         \
-    return guarded("mpidsm_pgas_atomic_fetch_" #S, [&] {                                           \
-      mpidsm::Pgas& p = pgas_of(pgas, "mpidsm_pgas_atomic_fetch_" #S ": pgas");                    \
-      require(value, "mpidsm_pgas_atomic_fetch_" #S ": value") =                                   \
-          p.atomic_fetch(p.global(source, rank));                                                  \
-    });                                                                                            \
-  }                                                                                                \
-  mpidsm_status_t mpidsm_pgas_atomic_set_##S(mpidsm_pgas_t pgas, T* dest, T value, int rank) {     \
-    return posted("mpidsm_pgas_atomic_set_" #S, pgas, dest, rank,                                  \
-                  [&](mpidsm::Pgas& p, auto at) { p.atomic_set(at, value); });                     \
-  }                                                                                                \
-  mpidsm_status_t mpidsm_pgas_atomic_swap_##S(mpidsm_pgas_t pgas, T* dest, T value, int rank,      \
-                                              T* old) {                                            \
-    return fetching<T>("mpidsm_pgas_atomic_swap_" #S, pgas, dest, rank, old,                       \
-                       [&](mpidsm::Pgas& p, auto at) { return p.atomic_swap(at, value); });        \
-  }                                                                                                \
+  MPIDSM_DEFINE_FETCH_SET_SWAP(T, S)                                                               \
   mpidsm_status_t mpidsm_pgas_atomic_compare_swap_##S(mpidsm_pgas_t pgas, T* dest, T expected,     \
                                                       T desired, int rank, T* old) {               \
     return fetching<T>(                                                                            \

@@ -4,6 +4,8 @@
 // status that says it was unexpected.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <string>
@@ -100,6 +102,26 @@ T& require(T* pointer, const char* function, const char* parameter) {
     throw Error(Errc::invalid_argument, no_rank,
                 std::string(function) + ": " + parameter + " is NULL");
   return *pointer;
+}
+
+// Calls f with a value of the unsigned type `element_bytes` wide (1, 2, 4
+// or 8 bytes), for calls that move whole elements of a size given at run
+// time (strided transfers, alltoalls).
+template <class F>
+void with_element_type(std::size_t element_bytes, const char* function, F&& f) {
+  switch (element_bytes) {
+    case 1:
+      return f(std::uint8_t{});
+    case 2:
+      return f(std::uint16_t{});
+    case 4:
+      return f(std::uint32_t{});
+    case 8:
+      return f(std::uint64_t{});
+  }
+  throw Error(Errc::invalid_argument, no_rank,
+              std::string(function) + ": element_bytes " + std::to_string(element_bytes) +
+                  " is not 1, 2, 4 or 8");
 }
 
 inline Pgas& pgas_of(mpidsm_pgas_t pgas, const char* what) {

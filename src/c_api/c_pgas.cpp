@@ -12,31 +12,13 @@ using mpidsm::c_api::pgas_of;
 using mpidsm::c_api::require;
 using mpidsm::c_api::start;
 using mpidsm::c_api::take;
+using mpidsm::c_api::with_element_type;
 
 namespace {
 
 // The bytes at `local` (this rank's copy) as they live on `rank`.
 mpidsm::global_ptr<std::byte> remote(mpidsm::Pgas& pgas, const void* local, int rank) {
   return pgas.global(static_cast<const std::byte*>(local), rank);
-}
-
-// Calls f with a value of the unsigned type `element_bytes` wide (1, 2, 4
-// or 8 bytes): strided transfers move whole elements.
-template <class F>
-void strided_elements(std::size_t element_bytes, const char* function, F&& f) {
-  switch (element_bytes) {
-    case 1:
-      return f(std::uint8_t{});
-    case 2:
-      return f(std::uint16_t{});
-    case 4:
-      return f(std::uint32_t{});
-    case 8:
-      return f(std::uint64_t{});
-  }
-  throw mpidsm::Error(mpidsm::Errc::invalid_argument, mpidsm::no_rank,
-                      std::string(function) + ": element_bytes " + std::to_string(element_bytes) +
-                          " is not 1, 2, 4 or 8");
 }
 
 }  // namespace
@@ -144,7 +126,7 @@ mpidsm_status_t mpidsm_pgas_iput(mpidsm_pgas_t pgas, void* dest, const void* src
                                  size_t block, size_t blocks, int rank) {
   return guarded("mpidsm_pgas_iput", [&] {
     mpidsm::Pgas& p = pgas_of(pgas, "mpidsm_pgas_iput: pgas");
-    strided_elements(element_bytes, "mpidsm_pgas_iput", [&](auto element) {
+    with_element_type(element_bytes, "mpidsm_pgas_iput", [&](auto element) {
       using T = decltype(element);
       p.iput(p.global(static_cast<const T*>(dest), rank), static_cast<const T*>(src), dest_stride,
              src_stride, block, blocks);
@@ -157,7 +139,7 @@ mpidsm_status_t mpidsm_pgas_iget(mpidsm_pgas_t pgas, void* dest, const void* src
                                  size_t block, size_t blocks, int rank) {
   return guarded("mpidsm_pgas_iget", [&] {
     mpidsm::Pgas& p = pgas_of(pgas, "mpidsm_pgas_iget: pgas");
-    strided_elements(element_bytes, "mpidsm_pgas_iget", [&](auto element) {
+    with_element_type(element_bytes, "mpidsm_pgas_iget", [&](auto element) {
       using T = decltype(element);
       p.iget(static_cast<T*>(dest), p.global(static_cast<const T*>(src), rank), dest_stride,
              src_stride, block, blocks);

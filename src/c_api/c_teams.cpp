@@ -10,6 +10,7 @@ using mpidsm::c_api::guarded;
 using mpidsm::c_api::pgas_of;
 using mpidsm::c_api::require;
 using mpidsm::c_api::take;
+using mpidsm::c_api::with_element_type;
 
 namespace {
 
@@ -23,24 +24,6 @@ mpidsm::ReduceOp reduce_op_of(int op, const char* function) {
         mpidsm::Errc::invalid_argument, mpidsm::no_rank,
         std::string(function) + ": op " + std::to_string(op) + " is not an mpidsm_reduce_op_t");
   return static_cast<mpidsm::ReduceOp>(op);  // the same order
-}
-
-// Calls f with a value of the unsigned type `element_bytes` wide.
-template <class F>
-void by_element(std::size_t element_bytes, const char* function, F&& f) {
-  switch (element_bytes) {
-    case 1:
-      return f(std::uint8_t{});
-    case 2:
-      return f(std::uint16_t{});
-    case 4:
-      return f(std::uint32_t{});
-    case 8:
-      return f(std::uint64_t{});
-  }
-  throw mpidsm::Error(mpidsm::Errc::invalid_argument, mpidsm::no_rank,
-                      std::string(function) + ": element_bytes " + std::to_string(element_bytes) +
-                          " is not 1, 2, 4 or 8");
 }
 
 template <class T>
@@ -158,7 +141,7 @@ mpidsm_status_t mpidsm_team_alltoalls(mpidsm_team_t team, void* dest, const void
                                       size_t element_bytes, size_t count) {
   return guarded("mpidsm_team_alltoalls", [&] {
     const mpidsm::Team& t = team_of(team, "mpidsm_team_alltoalls");
-    by_element(element_bytes, "mpidsm_team_alltoalls", [&](auto element) {
+    with_element_type(element_bytes, "mpidsm_team_alltoalls", [&](auto element) {
       using T = decltype(element);
       t.alltoalls(static_cast<T*>(dest), static_cast<const T*>(src), dest_stride, src_stride,
                   count);
