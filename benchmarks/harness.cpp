@@ -7,7 +7,6 @@
 #include <cstring>
 #include <ctime>
 #include <limits>
-#include <numeric>
 #include <optional>
 #include <string>
 

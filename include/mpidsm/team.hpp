@@ -152,6 +152,8 @@ class Team {
   // Takes `comm` (already this team's own), a communicator of `world`'s ranks.
   Team(std::weak_ptr<const void> alive, MPI_Comm world, MPI_Comm comm);
   void check_member(const char* operation) const;
+  // check_member, and `team_rank` names a member.
+  void check_member_rank(int team_rank, const char* operation) const;
   void broadcast_bytes(void* dest, const void* source, std::size_t bytes, int root,
                        const char* operation) const;
   void fcollect_bytes(void* dest, const void* source, std::size_t bytes,

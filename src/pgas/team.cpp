@@ -134,22 +134,22 @@ void Team::check_member(const char* operation) const {
   detail::require_mpi_callable(world_rank(world_), operation);
 }
 
-int Team::pgas_rank(int team_rank) const {
-  check_member("Team::pgas_rank");
+void Team::check_member_rank(int team_rank, const char* operation) const {
+  check_member(operation);
   if (team_rank < 0 || team_rank >= size_)
     throw Error(Errc::invalid_rank, world_rank(world_),
-                "Team::pgas_rank: rank " + std::to_string(team_rank) + " is outside the team of " +
-                    std::to_string(size_));
+                std::string(operation) + ": rank " + std::to_string(team_rank) +
+                    " is outside the team of " + std::to_string(size_));
+}
+
+int Team::pgas_rank(int team_rank) const {
+  check_member_rank(team_rank, "Team::pgas_rank");
   const int ranks[] = {team_rank};
   return translate_ranks(comm_, world_, ranks)[0];
 }
 
 int Team::translate(int team_rank, const Team& other) const {
-  check_member("Team::translate");
-  if (team_rank < 0 || team_rank >= size_)
-    throw Error(Errc::invalid_rank, world_rank(world_),
-                "Team::translate: rank " + std::to_string(team_rank) + " is outside the team of " +
-                    std::to_string(size_));
+  check_member_rank(team_rank, "Team::translate");
   if (!other.valid()) return -1;
   const int ranks[] = {team_rank};
   const int there = translate_ranks(comm_, other.comm_, ranks)[0];

@@ -64,7 +64,8 @@ inline unsigned popcount_portable(std::uint64_t x) {
 }
 
 // Byte shuffles that gather the changed bytes of a 64-bit word to its front
-// (compact) and spread packed bytes back to their places (expand), one
+// (compact) and spread packed bytes back to their places (expand, for
+// byte-masked stores), one
 // 8-entry row per 8-bit mask; 0x80 selects nothing (a zero byte), as x86's
 // PSHUFB and Arm's TBL both read it.
 struct ShuffleTables {
@@ -108,16 +109,6 @@ inline const std::byte* scatter_word(std::byte* to, const std::byte* in, unsigne
   for (unsigned bits = mask; bits != 0; bits &= bits - 1)
     to[static_cast<unsigned>(__builtin_ctz(bits))] = *in++;
   return in;
-}
-
-// The word whose bytes `mask` marks come, in order, from `in`; the other
-// bytes are zero.
-inline std::uint64_t expand_word_portable(const std::byte* in, unsigned mask) {
-  std::uint64_t word = 0;
-  for (unsigned bits = mask; bits != 0; bits &= bits - 1)
-    word |= std::uint64_t{std::to_integer<std::uint8_t>(*in++)}
-            << (8 * static_cast<unsigned>(__builtin_ctz(bits)));
-  return word;
 }
 
 }  // namespace mpidsm::detail

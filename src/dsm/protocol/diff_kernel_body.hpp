@@ -3,11 +3,13 @@
 // anonymous namespace, after it defines MPIDSM_DIFF_TARGET (its target
 // attribute) and a struct with:
 //   changed(twin, page): 64-bit mask of the bytes of a 64-byte block that differ
-//   popcount(mask), compact(word, mask, out), expand(in, mask): as the
-//     *_portable functions of diff_blocks.hpp do
+//   popcount(mask), compact(word, mask, out): as the *_portable functions
+//     of diff_blocks.hpp do
 //   store(to, from, changed): store_changed_runs's contract
-//   kMaskedStore: whether store is one byte-masked store (then unpacking
-//     spreads the bytes of a block out and stores them with it)
+//   kMaskedStore: whether store is one byte-masked store; then unpacking
+//     spreads a block's packed bytes out with expand(in, mask) (the word
+//     whose `mask` bytes come, in order, from the 8 bytes at `in`) and
+//     stores them with it
 // No include guard: every kernel compiles its own copy under its own target,
 // with internal linkage, so no code of one instruction set can stand in for
 // another's at link time.
@@ -69,8 +71,6 @@ MPIDSM_DIFF_TARGET bool unpack_kernel(const std::byte* masks, const std::byte* p
                                       std::size_t size) {
   const std::byte* in = packed;
   const std::byte* const end = packed + packed_bytes;
-  alignas(kDiffBlock) std::byte block[kDiffBlock];
-  std::byte last_word[8] = {};  // the final bytes, so expand never reads past the message
   for (std::size_t i = 0; i < size; i += kDiffBlock) {
     std::uint64_t changed;
     std::memcpy(&changed, masks + i / 8, sizeof changed);
@@ -79,28 +79,29 @@ MPIDSM_DIFF_TARGET bool unpack_kernel(const std::byte* masks, const std::byte* p
     if (changed == ~std::uint64_t{0}) {
       copy_bytes<kDiffBlock>(target + i, in);
       in += kDiffBlock;
-      continue;
-    }
-    if constexpr (!Isa::kMaskedStore) {
+    } else if constexpr (Isa::kMaskedStore) {
+      // Spread the block's bytes out, then one byte-masked store.
+      alignas(kDiffBlock) std::byte block[kDiffBlock];
+      std::byte last_word[8] = {};  // the final bytes, so expand never reads past the message
+      for (unsigned w = 0; w < 8; ++w) {
+        const unsigned mask = static_cast<unsigned>(changed >> (8 * w)) & 0xFFu;
+        const std::byte* from = in;
+        if (end - in < 8) {
+          std::memcpy(last_word, in, static_cast<std::size_t>(end - in));
+          from = last_word;
+        }
+        const std::uint64_t word = Isa::expand(from, mask);
+        std::memcpy(block + 8 * w, &word, sizeof word);
+        in += kBitsSet[mask];
+      }
+      Isa::store(target + i, block, changed);
+    } else {
       // Without a byte-masked store, a byte per store beats spreading the
       // bytes out and storing them run by run (measured on updated floats).
       for (unsigned w = 0; w < 8; ++w)
         in =
             scatter_word(target + i + 8 * w, in, static_cast<unsigned>(changed >> (8 * w)) & 0xFFu);
-      continue;
     }
-    for (unsigned w = 0; w < 8; ++w) {
-      const unsigned mask = static_cast<unsigned>(changed >> (8 * w)) & 0xFFu;
-      const std::byte* from = in;
-      if (end - in < 8) {
-        std::memcpy(last_word, in, static_cast<std::size_t>(end - in));
-        from = last_word;
-      }
-      const std::uint64_t word = Isa::expand(from, mask);
-      std::memcpy(block + 8 * w, &word, sizeof word);
-      in += kBitsSet[mask];
-    }
-    Isa::store(target + i, block, changed);
   }
   return in == end;
 }

@@ -1,6 +1,6 @@
 // The diff kernel of 64-bit Arm CPUs, where NEON is always present: 16-byte
-// compares folded into a 64-bit mask by pairwise adds, TBL to pack and
-// unpack words, and stores run by run (NEON has no byte-masked store).
+// compares folded into a 64-bit mask by pairwise adds, TBL to pack words,
+// and stores run by run (NEON has no byte-masked store).
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
@@ -37,11 +37,6 @@ struct Neon {
     const uint8x8_t row = vld1_u8(kShuffles.compact[mask].data());
     vst1_u8(reinterpret_cast<std::uint8_t*>(out), vtbl1_u8(vcreate_u8(word), row));
     return kBitsSet[mask];
-  }
-  static std::uint64_t expand(const std::byte* in, unsigned mask) {
-    const uint8x8_t row = vld1_u8(kShuffles.expand[mask].data());
-    const uint8x8_t bytes = vld1_u8(reinterpret_cast<const std::uint8_t*>(in));
-    return vget_lane_u64(vreinterpret_u64_u8(vtbl1_u8(bytes, row)), 0);
   }
   static void store(std::byte* to, const std::byte* from, std::uint64_t changed) {
     store_changed_runs(to, from, changed);

@@ -1,10 +1,11 @@
 // The diff kernels of x86-64 CPUs:
 //   avx2: most CPUs since 2013, AMD's before Zen 4 included. 32-byte
-//     compares, PSHUFB to pack and unpack words, and stores run by run,
+//     compares, PSHUFB to pack words, and stores run by run,
 //     since AVX2 has no byte-masked store.
 //   avx512: CPUs with AVX-512BW. 64-byte compares and byte-masked stores
 //     (masked-off bytes are not written at all, not read and written back,
-//     so other writers' bytes stay intact); packing as AVX2's.
+//     so other writers' bytes stay intact); packing as AVX2's, PSHUFB to
+//     spread packed bytes out for the masked store.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -36,11 +37,6 @@ struct Avx2 {
                      _mm_shuffle_epi8(_mm_cvtsi64_si128(static_cast<long long>(word)), row));
     return kBitsSet[mask];
   }
-  MPIDSM_AVX2 static std::uint64_t expand(const std::byte* in, unsigned mask) {
-    const __m128i row = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&kShuffles.expand[mask]));
-    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in));
-    return static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_shuffle_epi8(bytes, row)));
-  }
   MPIDSM_AVX2 static void store(std::byte* to, const std::byte* from, std::uint64_t changed) {
     store_changed_runs(to, from, changed);
   }
@@ -50,6 +46,11 @@ struct Avx512 : Avx2 {
   static constexpr bool kMaskedStore = true;
   MPIDSM_AVX512 static std::uint64_t changed(const std::byte* twin, const std::byte* page) {
     return _mm512_cmpneq_epi8_mask(_mm512_loadu_si512(twin), _mm512_loadu_si512(page));
+  }
+  MPIDSM_AVX512 static std::uint64_t expand(const std::byte* in, unsigned mask) {
+    const __m128i row = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&kShuffles.expand[mask]));
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in));
+    return static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_shuffle_epi8(bytes, row)));
   }
   MPIDSM_AVX512 static void store(std::byte* to, const std::byte* from, std::uint64_t changed) {
     _mm512_mask_storeu_epi8(to, changed, _mm512_loadu_si512(from));
