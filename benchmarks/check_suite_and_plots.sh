@@ -35,9 +35,9 @@ bash "$here/startup-scaling" --ranks "1 2" -r 2 --one-node-only -o "$scratch/sta
 rows=$(grep -c '^[12],one node,' "$scratch/startup.csv")
 laws=$(grep -c ' one node ' "$scratch/startup.log")
 startup_pngs=$(find "$scratch/plots" -name 'startup_*.png' -size +10k | wc -l)
-if ((rows != 24 || laws != 12 || startup_pngs != 12)); then
-  echo "startup-scaling: expected 24 rows, 12 laws and 12 plots; got $rows, $laws, $startup_pngs" >&2
+if ((rows != 26 || laws != 13 || startup_pngs != 13)); then
+  echo "startup-scaling: expected 26 rows, 13 laws and 13 plots; got $rows, $laws, $startup_pngs" >&2
   cat "$scratch/startup.log" >&2
   exit 1
 fi
-echo "12 tests run, 12 CSV sections, 12 plots; start-up scaling: 24 rows, 12 laws, 12 plots"
+echo "12 tests run, 12 CSV sections, 12 plots; start-up scaling: 26 rows, 13 laws, 13 plots"

@@ -2,13 +2,14 @@
 // docs/scaling.md (benchmarks/startup-scaling runs it at np 2 to 32, on one
 // node and across simulated hosts, and fits them). Each repetition creates
 // and destroys, in order, a Runtime (UCX context, workers, endpoints to
-// every rank), a Pgas (its symmetric heap registered) and a Dsm (its region
+// the ranks of its node), a Pgas (its symmetric heap registered) and a Dsm (its region
 // and tables), and records:
 //   *_ms        creation time, the slowest rank's (each step starts after a
 //               barrier); MPI_Init's own time (once) is printed beside them
 //   rss_*_MiB   resident memory each step added (VmRSS), the largest rank's
-//   endpoints, remote_keys, registered_MiB, workers: Transport::resources()
-//               with the Pgas and the Dsm alive, the largest rank's
+//   endpoints, remote_keys, addressing_KiB, registered_MiB, workers:
+//               Transport::resources() with the Pgas and the Dsm alive, the
+//               largest rank's
 //   tcp_connections  established TCP connections this process gained (MPI's
 //               own connections, made before, are not counted)
 // Printed and written (--csv) as the median of the repetitions and their
@@ -135,6 +136,7 @@ Sample one_repetition() {
   sample.set("workers", static_cast<double>(held.workers));
   sample.set("endpoints", static_cast<double>(held.endpoints));
   sample.set("remote_keys", static_cast<double>(held.remote_keys));
+  sample.set("addressing_KiB", static_cast<double>(held.addressing_bytes) / 1024);
   sample.set("registered_MiB", static_cast<double>(held.registered_bytes) / kMiB);
   sample.set("tcp_connections", tcp_connections() - tcp_before);
   delete dsm;

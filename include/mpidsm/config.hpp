@@ -108,6 +108,9 @@ struct Config {
   /// (tcp), send PGAS puts and put_signals of up to 8 KiB as one call the
   /// target acknowledges, rather than as UCX's emulated put plus its flush.
   bool put_by_call = true;
+  /// Connect every pair of ranks at start-up; otherwise ranks of this node
+  /// connect at start-up and other ranks on first use (MPIDSM_EAGER_CONNECT).
+  bool eager_connect = false;
   /// DSM pages move home to their only writer at barriers (MPIDSM_HOME_MIGRATION).
   HomeMigration home_migration = HomeMigration::adaptive;
   /// The coherence policy of DSM allocations that name none (MPIDSM_COHERENCE).

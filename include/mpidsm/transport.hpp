@@ -80,6 +80,9 @@ struct TransportOptions {
   /// Waits yield the CPU after a run of idle polls: always, never, or (auto)
   /// when the node runs more ranks than it has CPUs.
   YieldMode yield_when_idle = YieldMode::automatic;
+  /// Endpoints to every rank at start-up; otherwise to ranks of this node at
+  /// start-up and to other ranks on first use.
+  bool eager_connect = false;
 };
 
 namespace detail {
@@ -91,8 +94,11 @@ class LibraryMessaging;
 struct RemoteKey {
   std::uint64_t base = 0;  ///< the region's address in the peer's address space
   std::size_t size = 0;    ///< the peer's region size
-  void* rkey = nullptr;    ///< ucp_rkey_h unpacked on the endpoint to the peer
+  void* rkey = nullptr;    ///< ucp_rkey_h unpacked on the endpoint to the peer, or nullptr
   void* mapped = nullptr;  ///< where the peer's region is mapped here, or nullptr
+  /// The peer's packed rkey until its first use unpacks it (peers this
+  /// rank has no endpoint to yet: endpoints are made on use).
+  std::vector<std::byte> packed;
 };
 
 /// Registered region bookkeeping. Slots are reused; a generation number tells a
@@ -207,6 +213,9 @@ struct TransportResources {
   std::size_t regions = 0;           ///< registered memory regions
   std::size_t registered_bytes = 0;  ///< this rank's bytes in them
   std::size_t remote_keys = 0;       ///< peers' keys unpacked, over every region
+  /// Bytes kept to reach peers not used yet: their worker addresses and
+  /// packed keys (endpoints and keys are made on first use).
+  std::size_t addressing_bytes = 0;
 };
 
 /// mpidsm's only door to UCX (see the header): one per Runtime.

@@ -32,6 +32,7 @@ constexpr const char* kStats = "MPIDSM_STATS";
 constexpr const char* kBarrierRefetch = "MPIDSM_BARRIER_REFETCH";
 constexpr const char* kFetchByCall = "MPIDSM_FETCH_BY_CALL";
 constexpr const char* kPutByCall = "MPIDSM_PUT_BY_CALL";
+constexpr const char* kEagerConnect = "MPIDSM_EAGER_CONNECT";
 constexpr const char* kHomeMigration = "MPIDSM_HOME_MIGRATION";
 constexpr const char* kCoherence = "MPIDSM_COHERENCE";
 constexpr const char* kDiffKernel = "MPIDSM_DIFF_KERNEL";
@@ -93,6 +94,10 @@ constexpr std::array kVariables{
                    "0|1: when UCX reaches every peer not on this node through active messages "
                    "(tcp), a PGAS put (or put_signal) of up to 8 KiB is one call the target "
                    "acknowledges (0: UCX's emulated put, whose flush costs another round trip)"},
+    ConfigVariable{kEagerConnect, "0",
+                   "0|1: connect every pair of ranks at start-up (0: to ranks of this node at "
+                   "start-up, to other ranks on first use, so a rank pays only for the peers "
+                   "it talks to)"},
     ConfigVariable{kHomeMigration, "adaptive",
                    "off|adaptive|on: at a DSM barrier, a page that one rank alone wrote in the "
                    "ending interval moves home to that rank, so its next writes need no twin, "
@@ -298,6 +303,7 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
     config.barrier_refetch = parse_switch(kBarrierRefetch, v);
   if (const char* v = lookup(kFetchByCall)) config.fetch_by_call = parse_switch(kFetchByCall, v);
   if (const char* v = lookup(kPutByCall)) config.put_by_call = parse_switch(kPutByCall, v);
+  if (const char* v = lookup(kEagerConnect)) config.eager_connect = parse_switch(kEagerConnect, v);
   if (const char* v = lookup(kHomeMigration)) {
     const std::string text(v);
     if (text == "off" || text == "0")
@@ -352,6 +358,7 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
       {kBarrierRefetch, barrier_refetch ? "1" : "0"},
       {kFetchByCall, fetch_by_call ? "1" : "0"},
       {kPutByCall, put_by_call ? "1" : "0"},
+      {kEagerConnect, eager_connect ? "1" : "0"},
       {kHomeMigration, to_string(home_migration)},
       {kCoherence, to_string(coherence)},
       {kDiffKernel, to_string(diff_kernel)},

@@ -151,6 +151,7 @@ Runtime::Runtime(MPI_Comm comm) {
   options.rndv_threshold = state->config.rndv_threshold;
   options.shm_eager_limit = state->config.shm_eager_limit;
   options.yield_when_idle = state->config.yield_when_idle;
+  options.eager_connect = state->config.eager_connect;
   state->transport = std::make_unique<Transport>(state->comm, state->id, options);
   if (mode == ProgressMode::on) state->start_progress_thread();
   State* raw = state.get();

@@ -67,7 +67,7 @@ const char* to_string(AtomicOp op) {
 
 const detail::RemoteKey& Transport::Impl::atomic_target(const MemoryRegion& region, int peer,
                                                         std::size_t offset, std::size_t width,
-                                                        const char* operation) const {
+                                                        const char* operation) {
   const auto& key = remote(region, peer, offset, width, operation);
   if ((key.base + offset) % width != 0)
     throw Error(Errc::invalid_argument, rank,
@@ -89,7 +89,7 @@ std::uint64_t Transport::Impl::native_fetch(AtomicOp op, int peer, const detail:
   param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
   param.datatype = ucp_dt_make_contig(width);
   param.reply_buffer = &reply;
-  wait(ucp_atomic_op_nbx(endpoints[peer], to_ucp(op), &buffer, 1, key.base + offset,
+  wait(ucp_atomic_op_nbx(endpoints.get(peer), to_ucp(op), &buffer, 1, key.base + offset,
                          static_cast<ucp_rkey_h>(key.rkey), &param),
        to_string(op), peer);
   return read_word(width, reply);
@@ -132,8 +132,8 @@ void Transport::atomic_post_raw(AtomicOp op, int peer, const MemoryRegion& regio
   // UCX may read the operand until the request completes, and the operand
   // lives on this stack: wait for local completion (immediate on shared
   // memory); remote completion is left to the next flush.
-  impl_->wait(ucp_atomic_op_nbx(impl_->endpoints[peer], to_ucp(op), &buffer, 1, key.base + offset,
-                                static_cast<ucp_rkey_h>(key.rkey), &param),
+  impl_->wait(ucp_atomic_op_nbx(impl_->endpoints.get(peer), to_ucp(op), &buffer, 1,
+                                key.base + offset, static_cast<ucp_rkey_h>(key.rkey), &param),
               to_string(op), peer);
   impl_->note_rma(peer);
 }

@@ -67,14 +67,14 @@ std::vector<std::string> endpoint_info(ucp_ep_h endpoint) {
 
 bool Transport::rma_through_messages(int peer) const {
   impl_->check_peer(peer, "rma_through_messages");
-  const auto lines = endpoint_info(impl_->endpoints[static_cast<std::size_t>(peer)]);
+  const auto lines = endpoint_info(impl_->endpoints.get(peer));
   return !lines.empty() && std::none_of(lines.begin(), lines.end(), reaches_memory);
 }
 
 std::string Transport::path_to(int peer) const {
   impl_->check_peer(peer, "path_to");
   std::vector<std::string> seen;
-  for (const std::string& line : endpoint_info(impl_->endpoints[static_cast<std::size_t>(peer)])) {
+  for (const std::string& line : endpoint_info(impl_->endpoints.get(peer))) {
     const std::string resource = lane_resource(line);
     if (resource.empty()) continue;
     if (std::find(seen.begin(), seen.end(), resource) == seen.end()) seen.push_back(resource);

@@ -43,7 +43,7 @@ Request LibraryMessaging::send_agreed(int peer, std::uint32_t key, const void* b
   s.check_peer(peer, "send_agreed");
   ucp_request_param_t send{};
   return Request(&transport_,
-                 ucp_tag_send_nbx(s.endpoints[static_cast<std::size_t>(peer)], bytes, size,
+                 ucp_tag_send_nbx(s.endpoints.get(peer), bytes, size,
                                   TagCodec::answer_tag(s.runtime_id, transport_.rank_,
                                                        TagCodec::agreed_sequence(key)),
                                   &send),
@@ -72,8 +72,14 @@ Request LibraryMessaging::receive_answer(int peer, std::uint32_t sequence, void*
 bool LibraryMessaging::all_reach_through_messages(bool wants,
                                                   const std::function<bool(int)>& mapped) {
   int mine = wants ? 1 : 0;
-  for (int peer = 0; mine && peer < transport_.size(); ++peer)
-    if (!mapped(peer) && !transport_.rma_through_messages(peer)) mine = 0;
+  const int ranks = transport_.size();
+  bool sampled = false;
+  for (int step = 1; mine && step < ranks; ++step) {
+    const int peer = (transport_.rank() + step) % ranks;
+    if (mapped(peer) || (sampled && !transport_.impl_->endpoints.connected(peer))) continue;
+    sampled = true;
+    if (!transport_.rma_through_messages(peer)) mine = 0;
+  }
   int all = 0;
   allreduce(transport_.impl_->comm, transport_.rank(), &mine, &all, 1, MPI_INT, MPI_LAND,
             "choosing how peers are reached");

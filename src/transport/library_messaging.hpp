@@ -63,7 +63,11 @@ class LibraryMessaging {
   /// Collective: true when every rank `wants` it and reaches each peer it
   /// does not map (`mapped(peer)`: loads and stores reach it) only through
   /// messages. Then no peer reaches this rank's memory with a NIC's atomics,
-  /// and a handler may change it with CPU atomics.
+  /// and a handler may change it with CPU atomics. Endpoints are made on
+  /// use, so a rank asks about the peers it is connected to and one more,
+  /// the next unmapped rank after it: N ranks sample N pairs, which tells
+  /// every fabric apart but one whose nodes differ pair by pair (where
+  /// MPIDSM_EAGER_CONNECT=1 connects, and so asks about, every pair).
   bool all_reach_through_messages(bool wants, const std::function<bool(int)>& mapped);
 
  private:

@@ -3,7 +3,9 @@
 // find out which peers' memory can be reached by plain loads and stores.
 #include <ucp/api/ucp.h>
 
+#include <atomic>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -59,20 +61,34 @@ bool MemoryRegion::all_mapped() const {
 
 const detail::RemoteKey& Transport::Impl::remote(const MemoryRegion& region, int peer,
                                                  std::size_t offset, std::size_t length,
-                                                 const char* operation) const {
+                                                 const char* operation) {
   if (!region.valid())
     throw Error(Errc::unregistered, rank, std::string(operation) + ": " + unusable(region.state_));
   check_peer(peer, operation);
   if (length == 0)
     throw Error(Errc::invalid_argument, rank,
                 std::string(operation) + " to rank " + std::to_string(peer) + ": size is 0");
-  const detail::RemoteKey& key = region.state_->peers[peer];
+  detail::RemoteKey& key = region.state_->peers[peer];
   if (offset > key.size || length > key.size - offset)
     throw Error(Errc::out_of_range, rank,
                 std::string(operation) + " to rank " + std::to_string(peer) + ": " +
                     describe_range(offset, length) + " exceeds the region of " +
                     std::to_string(key.size) + " bytes there");
+  if (!std::atomic_ref<void*>(key.rkey).load(std::memory_order_acquire)) [[unlikely]]
+    unpack_on_use(key, peer);
   return key;
+}
+
+void Transport::Impl::unpack_on_use(detail::RemoteKey& key, int peer) {
+  ucp_ep_h ep = endpoints.get(peer);
+  std::lock_guard<std::mutex> guard(unpacking);
+  std::atomic_ref<void*> unpacked(key.rkey);
+  if (unpacked.load(std::memory_order_relaxed)) return;
+  ucp_rkey_h rkey = nullptr;
+  detail::check_ucx(rank, "ucp_ep_rkey_unpack", peer,
+                    ucp_ep_rkey_unpack(ep, key.packed.data(), &rkey));
+  std::vector<std::byte>().swap(key.packed);
+  unpacked.store(rkey, std::memory_order_release);
 }
 
 MemoryRegion Transport::register_memory(void* base, std::size_t size) {
@@ -151,10 +167,15 @@ MemoryRegion Transport::Impl::map_region(void* base, std::size_t length, bool al
     detail::RemoteKey& key = state->peers[peer];
     key.base = theirs.base;
     key.size = theirs.size;
+    const std::byte* packed = blobs[peer].data() + sizeof theirs;
+    if (!endpoints.connected(peer)) {  // unpacked on first use, with the endpoint
+      key.packed.assign(packed, packed + (blobs[peer].size() - sizeof theirs));
+      every_peer_mapped = false;
+      continue;
+    }
     ucp_rkey_h rkey = nullptr;
-    detail::check_ucx(
-        rank, "ucp_ep_rkey_unpack", peer,
-        ucp_ep_rkey_unpack(endpoints[peer], blobs[peer].data() + sizeof theirs, &rkey));
+    detail::check_ucx(rank, "ucp_ep_rkey_unpack", peer,
+                      ucp_ep_rkey_unpack(endpoints.get(peer), packed, &rkey));
     key.rkey = rkey;
     if (peer == rank) {
       key.mapped = state->base;

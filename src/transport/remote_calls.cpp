@@ -89,7 +89,19 @@ ucs_status_t Transport::Impl::on_call(void* arg, const void* header, std::size_t
   }
   void* context = slot->context.load(std::memory_order_acquire);
   const auto* bytes = static_cast<const std::byte*>(data);
-  ucp_ep_h caller = s.endpoints[static_cast<std::size_t>(call.source)];
+  ucp_ep_h caller = nullptr;
+  try {
+    caller = s.endpoints.get(call.source);  // a first call may come before any of ours
+  } catch (const Error& e) {
+    // No way back to the caller (UCX refused the endpoint, or this rank's
+    // runtime is lost): this rank treats it as gone, so what waits on it here
+    // ends with an error.
+    if (!s.lost.load(std::memory_order_relaxed))
+      std::fprintf(stderr, "mpidsm: rank %d: cannot answer rank %d: %s\n", s.rank, call.source,
+                   e.what());
+    s.liveness.report_gone(call.source);
+    return UCS_OK;
+  }
   ucp_request_param_t send{};
   if (answered) {
     const detail::Answer answer =
@@ -241,9 +253,8 @@ std::size_t Transport::Impl::send_call(int peer, const CallHeader& header, const
   param.flags = UCP_AM_SEND_FLAG_EAGER;
   param.cb.send = &Impl::release_call_header;
   param.user_data = &call_header_busy[h];
-  ucs_status_ptr_t request =
-      ucp_am_send_nbx(endpoints[static_cast<std::size_t>(peer)], kCallMessage, &call_headers[h],
-                      sizeof(CallHeader), bytes, size, &param);
+  ucs_status_ptr_t request = ucp_am_send_nbx(endpoints.get(peer), kCallMessage, &call_headers[h],
+                                             sizeof(CallHeader), bytes, size, &param);
   if (request != nullptr && !UCS_PTR_IS_ERR(request)) return h;  // the callback frees both
   call_header_busy[h].store(false, std::memory_order_release);
   if (UCS_PTR_IS_ERR(request)) detail::throw_ucx(rank, operation, peer, UCS_PTR_STATUS(request));

@@ -10,15 +10,20 @@ TransportResources Transport::resources() const {
   TransportResources counts;
   for (ucp_worker_h worker : {s.worker, s.messaging_worker})
     if (worker) ++counts.workers;
-  for (const auto* endpoints : {&s.endpoints, &s.messaging_endpoints})
-    for (std::size_t peer = 0; peer < endpoints->size(); ++peer)
-      if ((*endpoints)[peer] && static_cast<int>(peer) != rank_) ++counts.endpoints;
+  for (const auto* endpoints : {&s.endpoints, &s.messaging_endpoints}) {
+    for (int peer = 0; peer < size_; ++peer)
+      if (peer != rank_ && endpoints->connected(peer)) ++counts.endpoints;
+    counts.addressing_bytes += endpoints->address_bytes();
+  }
   for (const detail::RegionState& region : s.regions) {
     if (region.generation == 0) continue;
     ++counts.regions;
     counts.registered_bytes += region.size;
-    for (const detail::RemoteKey& key : region.peers)
-      if (key.rkey) ++counts.remote_keys;
+    for (const detail::RemoteKey& key : region.peers) {
+      if (std::atomic_ref<void* const>(key.rkey).load(std::memory_order_relaxed))
+        ++counts.remote_keys;
+      counts.addressing_bytes += key.packed.capacity();
+    }
   }
   return counts;
 }

@@ -14,7 +14,7 @@ void Transport::put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, c
   const auto& key = impl_->remote(dst, peer, offset, size, "put");
   impl_->pin_until_flush(peer, src, size, false);
   ucp_request_param_t param{};
-  impl_->detach(ucp_put_nbx(impl_->endpoints[peer], src, size, key.base + offset,
+  impl_->detach(ucp_put_nbx(impl_->endpoints.get(peer), src, size, key.base + offset,
                             static_cast<ucp_rkey_h>(key.rkey), &param),
                 "put", peer);
   impl_->note_rma(peer);  // after issuing: a flush that sees it covers the put
@@ -26,7 +26,7 @@ void Transport::get_nbi(int peer, const MemoryRegion& src, std::size_t offset, v
   const auto& key = impl_->remote(src, peer, offset, size, "get");
   impl_->pin_until_flush(peer, dst, size, true);
   ucp_request_param_t param{};
-  impl_->detach(ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
+  impl_->detach(ucp_get_nbx(impl_->endpoints.get(peer), dst, size, key.base + offset,
                             static_cast<ucp_rkey_h>(key.rkey), &param),
                 "get", peer);
   impl_->note_rma(peer);
@@ -38,7 +38,7 @@ Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset,
   const auto& key = impl_->remote(dst, peer, offset, size, "put");
   const bool pinned = detail::pin(src, size, false);
   ucp_request_param_t param{};
-  ucs_status_ptr_t request = ucp_put_nbx(impl_->endpoints[peer], src, size, key.base + offset,
+  ucs_status_ptr_t request = ucp_put_nbx(impl_->endpoints.get(peer), src, size, key.base + offset,
                                          static_cast<ucp_rkey_h>(key.rkey), &param);
   impl_->note_rma(peer);
   return Request(this, request, Request::Kind::send_or_rma, "put", peer, 0, src, pinned ? size : 0);
@@ -50,7 +50,7 @@ Request Transport::get_nb(int peer, const MemoryRegion& src, std::size_t offset,
   const auto& key = impl_->remote(src, peer, offset, size, "get");
   const bool pinned = detail::pin(dst, size, true);
   ucp_request_param_t param{};
-  ucs_status_ptr_t request = ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
+  ucs_status_ptr_t request = ucp_get_nbx(impl_->endpoints.get(peer), dst, size, key.base + offset,
                                          static_cast<ucp_rkey_h>(key.rkey), &param);
   impl_->note_rma(peer);
   return Request(this, request, Request::Kind::send_or_rma, "get", peer, 0, dst, pinned ? size : 0);
@@ -68,7 +68,7 @@ void Transport::get(int peer, const MemoryRegion& src, std::size_t offset, void*
   const auto& key = impl_->remote(src, peer, offset, size, "get");
   detail::ScopedPin pin(dst, size, true);
   ucp_request_param_t param{};
-  impl_->wait(ucp_get_nbx(impl_->endpoints[peer], dst, size, key.base + offset,
+  impl_->wait(ucp_get_nbx(impl_->endpoints.get(peer), dst, size, key.base + offset,
                           static_cast<ucp_rkey_h>(key.rkey), &param),
               "get", peer);
 }
@@ -82,7 +82,7 @@ void Transport::flush(int peer) {
   impl_->check_peer(peer, "flush");
   ucp_request_param_t param{};
   if (impl_->rma_since_flush[static_cast<std::size_t>(peer)].exchange(false))
-    impl_->wait(ucp_ep_flush_nbx(impl_->endpoints[peer], &param), "flush", peer);
+    impl_->wait(ucp_ep_flush_nbx(impl_->endpoints.get(peer), &param), "flush", peer);
   impl_->wait_for_calls(peer, "flush");
   impl_->unpin_flushed(peer);
 }
@@ -101,7 +101,7 @@ void Transport::flush_all() {
   ucp_request_param_t param{};
   for (int peer = 0; peer < size_; ++peer) {
     if (!impl_->rma_since_flush[static_cast<std::size_t>(peer)].exchange(false)) continue;
-    ucs_status_ptr_t request = ucp_ep_flush_nbx(impl_->endpoints[peer], &param);
+    ucs_status_ptr_t request = ucp_ep_flush_nbx(impl_->endpoints.get(peer), &param);
     if (UCS_PTR_IS_ERR(request)) {
       for (auto [r, p] : pending) impl_->wait(r, "flush_all", p);
       impl_->throw_failed("flush_all", peer, UCS_PTR_STATUS(request));

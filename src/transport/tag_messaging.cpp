@@ -55,12 +55,12 @@ Request Transport::isend(int peer, int tag, const void* buffer, std::size_t size
   const bool pinned = detail::pin(buffer, size, false);
   ucs_status_ptr_t handle;
   if (impl_->mailboxes.reaches(peer)) {
-    handle = impl_->mailboxes.send(impl_->messaging_endpoints[peer], peer, tag, buffer, size);
+    handle = impl_->mailboxes.send(impl_->messaging_endpoints.get(peer), peer, tag, buffer, size);
   } else {
     ucp_request_param_t param{};
     ucp_tag_t ucp_tag = detail::TagCodec::encode(
         impl_->runtime_id, static_cast<std::uint32_t>(rank_), static_cast<std::uint32_t>(tag));
-    handle = ucp_tag_send_nbx(impl_->messaging_endpoints[peer], buffer, size, ucp_tag, &param);
+    handle = ucp_tag_send_nbx(impl_->messaging_endpoints.get(peer), buffer, size, ucp_tag, &param);
   }
   return Request(this, handle, Request::Kind::message_send, "send", peer, 0, buffer,
                  pinned ? size : 0);

@@ -1,4 +1,5 @@
-// Transport lifetime: UCP context and worker, endpoint wire-up through MPI,
+// Transport lifetime: UCP context and workers, the workers' addresses
+// exchanged through MPI (endpoints follow on use: endpoint_table.hpp),
 // progress, and a shutdown that closes endpoints in step with the peers.
 #include <ucp/api/ucp.h>
 
@@ -125,52 +126,6 @@ ucp_worker_h create_worker(int rank, ucp_context_h context, bool shareable) {
   return worker;
 }
 
-std::vector<std::byte> worker_address(int rank, ucp_worker_h worker) {
-  ucp_address_t* address = nullptr;
-  std::size_t length = 0;
-  detail::check_ucx(rank, "ucp_worker_get_address", no_rank,
-                    ucp_worker_get_address(worker, &address, &length));
-  auto* bytes = reinterpret_cast<const std::byte*>(address);
-  std::vector<std::byte> copy(bytes, bytes + length);
-  ucp_worker_release_address(worker, address);
-  return copy;
-}
-
-// UCX's error callback on an endpoint to a peer this rank cannot watch
-// itself: the peer's connection broke (its process died, its node went).
-void on_endpoint_error(void* peer, ucp_ep_h, ucs_status_t) {
-  auto* watch = static_cast<detail::PeerWatch*>(peer);
-  watch->liveness->report_gone(watch->rank);
-}
-
-// Connects `worker` to the same worker of every rank, self included
-// (collective: the addresses travel through MPI). Endpoints to peers that
-// `liveness` does not watch (other nodes, other PID namespaces) use UCX's
-// peer error handling, which limits them to transports that detect a
-// peer's failure (over tcp, a reset or closed connection, and keepalive
-// for a silent one); same-node peers keep every transport, shared memory
-// included, and are watched through /proc.
-std::vector<ucp_ep_h> connect(MPI_Comm comm, int rank, ucp_worker_h worker,
-                              std::span<detail::PeerWatch> watches,
-                              const detail::PeerLiveness& liveness) {
-  auto addresses = detail::allgather_blobs(comm, worker_address(rank, worker));
-  std::vector<ucp_ep_h> endpoints(addresses.size(), nullptr);
-  for (std::size_t peer = 0; peer < addresses.size(); ++peer) {
-    ucp_ep_params_t params{};
-    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-    params.address = reinterpret_cast<const ucp_address_t*>(addresses[peer].data());
-    if (static_cast<int>(peer) != rank && !liveness.watched(static_cast<int>(peer))) {
-      params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
-      params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-      params.err_handler.cb = on_endpoint_error;
-      params.err_handler.arg = &watches[peer];
-    }
-    detail::check_ucx(rank, "ucp_ep_create", static_cast<int>(peer),
-                      ucp_ep_create(worker, &params, &endpoints[peer]));
-  }
-  return endpoints;
-}
-
 }  // namespace
 
 Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOptions& options)
@@ -225,8 +180,9 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
   s.endpoint_watches.resize(static_cast<std::size_t>(size_));
   for (int peer = 0; peer < size_; ++peer)
     s.endpoint_watches[static_cast<std::size_t>(peer)] = {&s.liveness, peer};
-  s.endpoints = connect(comm, rank_, s.worker, s.endpoint_watches, s.liveness);
-  s.messaging_endpoints = connect(comm, rank_, s.messaging_worker, s.endpoint_watches, s.liveness);
+  s.endpoints.open(comm, rank_, s.worker, s.endpoint_watches, s.liveness, options.eager_connect);
+  s.messaging_endpoints.open(comm, rank_, s.messaging_worker, s.endpoint_watches, s.liveness,
+                             options.eager_connect);
   s.open_mailboxes(options.shm_eager_limit);
   s.collective_wait = {&Impl::wait_for_collective, &s};
   detail::attach_collective_wait(comm, &s.collective_wait);
@@ -241,7 +197,7 @@ Transport::~Transport() {
   // waited for: release local resources only.
   if (!finalized) detail::attach_collective_wait(s.comm, nullptr);
   bool collective =
-      !finalized && s.worker != nullptr && !s.endpoints.empty() && s.liveness.dead_peer() < 0;
+      !finalized && s.worker != nullptr && s.endpoints.opened() && s.liveness.dead_peer() < 0;
   try {
     if (collective) {
       flush_all();
@@ -265,16 +221,8 @@ Transport::~Transport() {
 
 void Transport::Impl::close_endpoints(std::uint32_t flags) {
   std::vector<ucs_status_ptr_t> closing;
-  ucp_request_param_t param{};
-  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  param.flags = flags;
-  for (auto* list : {&endpoints, &messaging_endpoints})
-    for (ucp_ep_h& ep : *list) {
-      if (!ep) continue;
-      ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &param);
-      ep = nullptr;
-      if (request && !UCS_PTR_IS_ERR(request)) closing.push_back(request);
-    }
+  endpoints.close(flags, closing);
+  messaging_endpoints.close(flags, closing);
   auto closed = [&] {
     for (auto request : closing)
       if (ucp_request_check_status(request) == UCS_INPROGRESS) return false;

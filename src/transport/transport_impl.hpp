@@ -16,6 +16,7 @@
 
 #include "common/mpi_exchange.hpp"
 #include "common/pinned_ranges.hpp"
+#include "endpoint_table.hpp"
 #include "fork_guard.hpp"
 #include "library_messaging.hpp"
 #include "mailboxes.hpp"
@@ -34,14 +35,14 @@ struct Transport::Impl {
   std::uint16_t runtime_id = 0;
   ucp_context_h context = nullptr;
   ucp_worker_h worker = nullptr;
-  std::vector<ucp_ep_h> endpoints;  // indexed by rank, self included
+  detail::EndpointTable endpoints;  // to every rank, self included, made on first use
   // Tagged messages (send, recv, probe, the mailboxes' rendezvous) have a
   // worker of their own, which the progress thread never sleeps on: a wait
   // for a message then needs no system call to keep that thread asleep
   // (docs/progress.md, "Messages"). One-sided operations, remote calls and
   // agreed messages stay on `worker`.
   ucp_worker_h messaging_worker = nullptr;
-  std::vector<ucp_ep_h> messaging_endpoints;  // indexed by rank, self included
+  detail::EndpointTable messaging_endpoints;  // likewise, of the messaging worker
   // Non-blocking messages in flight: while there are any, every wait and
   // MPI's progress loop drive the messaging worker too, as MPI progresses
   // pending requests in any of its calls.
@@ -359,13 +360,17 @@ struct Transport::Impl {
   [[noreturn]] void throw_invalid_rank(int peer, const char* operation) const;
 
   // Validates a region handle, a peer, and [offset, offset+length) inside the
-  // peer's part of the region; returns that peer's key.
+  // peer's part of the region; returns that peer's key, unpacked (and the
+  // endpoint to the peer made) on first use.
   const detail::RemoteKey& remote(const MemoryRegion& region, int peer, std::size_t offset,
-                                  std::size_t length, const char* operation) const;
+                                  std::size_t length, const char* operation);
+  // The first use of a peer's key: unpacks it on the endpoint to the peer.
+  void unpack_on_use(detail::RemoteKey& key, int peer);
+  std::mutex unpacking;  // one unpack per key, whichever thread asks first
 
   // remote() plus the alignment an atomic on a `width`-byte word needs.
   const detail::RemoteKey& atomic_target(const MemoryRegion& region, int peer, std::size_t offset,
-                                         std::size_t width, const char* operation) const;
+                                         std::size_t width, const char* operation);
   // One UCX atomic with a reply (no argument checks).
   std::uint64_t native_fetch(AtomicOp op, int peer, const detail::RemoteKey& key,
                              std::size_t offset, std::size_t width, std::uint64_t operand,

@@ -82,6 +82,7 @@ TEST(Config, DsmCachePrefetchLocksAndStats) {
   EXPECT_TRUE(defaults.barrier_refetch);
   EXPECT_TRUE(defaults.fetch_by_call);
   EXPECT_TRUE(defaults.put_by_call);
+  EXPECT_FALSE(defaults.eager_connect);
   const Config set = parse({{"MPIDSM_CACHE_PAGES", "3"},
                             {"MPIDSM_PREFETCH_PAGES", "0"},
                             {"MPIDSM_MAX_CHECKING_PAGES", "64"},
@@ -89,7 +90,8 @@ TEST(Config, DsmCachePrefetchLocksAndStats) {
                             {"MPIDSM_STATS", "1"},
                             {"MPIDSM_BARRIER_REFETCH", "0"},
                             {"MPIDSM_FETCH_BY_CALL", "0"},
-                            {"MPIDSM_PUT_BY_CALL", "0"}});
+                            {"MPIDSM_PUT_BY_CALL", "0"},
+                            {"MPIDSM_EAGER_CONNECT", "1"}});
   EXPECT_EQ(set.cache_pages, 3u);
   EXPECT_EQ(set.prefetch_pages, 0u);
   EXPECT_EQ(set.max_checking_pages, 64u);
@@ -98,6 +100,7 @@ TEST(Config, DsmCachePrefetchLocksAndStats) {
   EXPECT_FALSE(set.barrier_refetch);
   EXPECT_FALSE(set.fetch_by_call);
   EXPECT_FALSE(set.put_by_call);
+  EXPECT_TRUE(set.eager_connect);
   EXPECT_NE(config_error({{"MPIDSM_CACHE_PAGES", "0"}}).find("at least 1"), std::string::npos);
   EXPECT_NE(config_error({{"MPIDSM_PREFETCH_PAGES", "8K"}}).find("MPIDSM_PREFETCH_PAGES='8K'"),
             std::string::npos);
