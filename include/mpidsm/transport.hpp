@@ -357,6 +357,8 @@ class Transport {
   void barrier();
   /// Waits for a non-blocking MPI request while driving UCX progress.
   void wait_mpi(MPI_Request& request, const char* waiting_for);
+  /// Waits for every one of `requests` (MPI_REQUEST_NULL among them is done).
+  void wait_mpi(std::span<MPI_Request> requests, const char* waiting_for);
   /// Every blocking wait ends with Errc::transport naming the rank and
   /// `waiting_for` once a peer's process is gone (checked at most every
   /// 100 ms; peers on this node). Loops that wait outside mpidsm's own calls

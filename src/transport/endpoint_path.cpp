@@ -67,12 +67,16 @@ std::vector<std::string> endpoint_info(ucp_ep_h endpoint) {
 
 bool Transport::rma_through_messages(int peer) const {
   impl_->check_peer(peer, "rma_through_messages");
+  // Counted as inside: the endpoint may be made here, which must not wait on
+  // a progress thread inside the worker that waits on the endpoint table.
+  auto in_use = impl_->use_worker("rma_through_messages");
   const auto lines = endpoint_info(impl_->endpoints.get(peer));
   return !lines.empty() && std::none_of(lines.begin(), lines.end(), reaches_memory);
 }
 
 std::string Transport::path_to(int peer) const {
   impl_->check_peer(peer, "path_to");
+  auto in_use = impl_->use_worker("path_to");
   std::vector<std::string> seen;
   for (const std::string& line : endpoint_info(impl_->endpoints.get(peer))) {
     const std::string resource = lane_resource(line);

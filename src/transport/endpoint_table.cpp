@@ -30,7 +30,7 @@ void on_endpoint_error(void* peer, ucp_ep_h, ucs_status_t) {
 }  // namespace
 
 void EndpointTable::open(MPI_Comm comm, int rank, ucp_worker_h worker, std::span<PeerWatch> watches,
-                         const PeerLiveness& liveness, bool eager) {
+                         const PeerLiveness& liveness, Wiring wiring) {
   rank_ = rank;
   worker_ = worker;
   watches_ = watches;
@@ -39,7 +39,12 @@ void EndpointTable::open(MPI_Comm comm, int rank, ucp_worker_h worker, std::span
   size_ = static_cast<int>(addresses_.size());
   slots_ = std::make_unique<std::atomic<ucp_ep_h>[]>(addresses_.size());
   for (int peer = 0; peer < size_; ++peer)
-    if (eager || peer == rank || liveness.watched(peer)) connect(peer);
+    if (wiring == Wiring::every || peer == rank || liveness.watched(peer)) connect(peer);
+  if (wiring == Wiring::node_ring)
+    for (int distance = 1; distance < size_; distance *= 2) {
+      connect((rank + distance) % size_);
+      connect((rank - distance % size_ + size_) % size_);
+    }
 }
 
 // Endpoints to peers that the liveness does not watch (other nodes, other

@@ -25,14 +25,30 @@ namespace mpidsm::detail {
 
 class EndpointTable {
  public:
-  // Collective: learns every rank's address of the same worker, and connects
-  // to this rank itself, to the peers `liveness` watches (this node) and,
-  // when `eager`, to every rank. `watches` (per rank) outlives the table.
+  // How many peers a table connects to at start-up.
+  enum class Wiring {
+    node,       // this rank itself and the peers `liveness` watches (this node)
+    node_ring,  // those, and the ranks 2^k before and after this one
+    every,      // every rank (MPIDSM_EAGER_CONNECT=1)
+  };
+  // Collective: learns every rank's address of the same worker and connects
+  // as `wiring` says. `watches` (per rank) outlives the table.
+  //
+  // The ring is for liveness: a rank learns that a peer on another node died
+  // through UCX's error on an endpoint to it, which it has only if they
+  // talked. Connected to the ranks 2^k away, every rank is at most log N
+  // hops from every other, and a survivor that finds a peer gone tells the
+  // ranks it is connected to as it leaves (Transport::Impl::lose), so a
+  // death reaches every wait, even one on a peer it never talked to.
   void open(MPI_Comm comm, int rank, ucp_worker_h worker, std::span<PeerWatch> watches,
-            const PeerLiveness& liveness, bool eager);
+            const PeerLiveness& liveness, Wiring wiring);
 
   // The endpoint to `peer` (a valid rank), made now if this is its first
-  // use. Thread-safe; throws an Error naming the peer if UCX refuses.
+  // use. Thread-safe; throws an Error naming the peer if UCX refuses. A
+  // caller that may make one holds the worker as counted inside
+  // (Transport::Impl::use_worker), or is the worker's own callback: UCX
+  // makes an endpoint under the worker's lock, which a progress thread
+  // holds while its callbacks ask this table.
   ucp_ep_h get(int peer) {
     ucp_ep_h ep = slots_[static_cast<std::size_t>(peer)].load(std::memory_order_acquire);
     return ep ? ep : connect(peer);

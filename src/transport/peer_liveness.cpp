@@ -81,7 +81,19 @@ void PeerLiveness::report_gone(int peer) noexcept {
   dead_.compare_exchange_strong(none, peer);
 }
 
+void PeerLiveness::take_told() noexcept {
+  if (!told_) return;
+  const std::uint64_t told =
+      std::atomic_ref<const std::uint64_t>(*told_).load(std::memory_order_relaxed);
+  if (told == 0 || told > pids_.size()) return;
+  const auto peer = static_cast<std::size_t>(told - 1);
+  if (gone_[peer].exchange(true, std::memory_order_relaxed)) return;
+  int none = -1;
+  dead_.compare_exchange_strong(none, static_cast<int>(peer));
+}
+
 int PeerLiveness::dead_peer() {
+  take_told();
   const int known = dead_.load(std::memory_order_relaxed);
   if (known >= 0) return known;
   const std::uint64_t now = now_ns();
@@ -91,6 +103,7 @@ int PeerLiveness::dead_peer() {
 }
 
 int PeerLiveness::look_now() {
+  take_told();
   for (std::size_t r = 0; r < pids_.size(); ++r)
     if (pids_[r] != 0 && gone(pids_[r])) report_gone(static_cast<int>(r));
   return dead_.load(std::memory_order_relaxed);

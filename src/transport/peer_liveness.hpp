@@ -27,9 +27,16 @@ class PeerLiveness {
   // `peer` is gone, as another source found (UCX's error callback): no
   // allocation, no lock, callable from any thread.
   void report_gone(int peer) noexcept;
+  // Where peers write the rank they found gone (+ 1), read by every look.
+  void hear_from(const std::uint64_t* told) noexcept { told_ = told; }
   // The first rank found gone, or -1. Looks (a system call per watched
   // peer) at most every 100 ms; cheap otherwise. Thread-safe.
   int dead_peer();
+  // The first rank found gone so far, or -1, without looking.
+  int first_gone() const { return dead_.load(std::memory_order_relaxed); }
+  bool known_gone(int peer) const {
+    return gone_[static_cast<std::size_t>(peer)].load(std::memory_order_relaxed);
+  }
   // dead_peer() without waiting for the next look: for errors, which
   // should name a peer that died just now.
   int look_now();
@@ -44,6 +51,10 @@ class PeerLiveness {
   std::unique_ptr<std::atomic<bool>[]> gone_;  // per rank
   std::atomic<std::uint64_t> next_look_ns_{0};
   std::atomic<int> dead_{-1};  // the first rank found gone
+  const std::uint64_t* told_ = nullptr;
+  // A rank a peer told of counts as gone, before any it found itself: the
+  // peer that told then closed its endpoints, which only looks like a death.
+  void take_told() noexcept;
 };
 
 // The argument of UCX's error callback on the endpoints to `rank`.

@@ -180,9 +180,13 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
   s.endpoint_watches.resize(static_cast<std::size_t>(size_));
   for (int peer = 0; peer < size_; ++peer)
     s.endpoint_watches[static_cast<std::size_t>(peer)] = {&s.liveness, peer};
-  s.endpoints.open(comm, rank_, s.worker, s.endpoint_watches, s.liveness, options.eager_connect);
+  using Wiring = detail::EndpointTable::Wiring;
+  s.endpoints.open(comm, rank_, s.worker, s.endpoint_watches, s.liveness,
+                   options.eager_connect ? Wiring::every : Wiring::node_ring);
   s.messaging_endpoints.open(comm, rank_, s.messaging_worker, s.endpoint_watches, s.liveness,
-                             options.eager_connect);
+                             options.eager_connect ? Wiring::every : Wiring::node);
+  s.told_word = s.map_region(nullptr, sizeof(std::uint64_t), true, true, false);
+  s.liveness.hear_from(static_cast<const std::uint64_t*>(s.told_word.local_base()));
   s.open_mailboxes(options.shm_eager_limit);
   s.collective_wait = {&Impl::wait_for_collective, &s};
   detail::attach_collective_wait(comm, &s.collective_wait);
@@ -203,6 +207,7 @@ Transport::~Transport() {
       flush_all();
       s.barrier();  // no peer touches our memory past this point
     }
+    s.liveness.hear_from(nullptr);  // the told word goes with the regions
     for (auto& region : s.regions)
       if (region.generation != 0) s.release_region(region, collective, {});
     if (collective)
@@ -239,7 +244,43 @@ void Transport::Impl::close_endpoints(std::uint32_t flags) {
 
 void Transport::Impl::lose() noexcept {
   if (lost.exchange(true)) return;
+  tell_connected_peers();
   close_endpoints(UCP_EP_CLOSE_FLAG_FORCE);
+}
+
+// Puts the dead rank into every connected peer's told word and flushes,
+// for at most a second: a peer that then sees this rank's endpoints close
+// knows why. A death passes so from rank to rank along the connections
+// (the liveness ring among them: endpoint_table.hpp).
+void Transport::Impl::tell_connected_peers() noexcept {
+  const int dead = liveness.first_gone();
+  if (dead < 0 || !told_word.valid()) return;
+  telling = static_cast<std::uint64_t>(dead) + 1;
+  std::vector<ucs_status_ptr_t> requests;
+  ucp_request_param_t param{};
+  for (int peer = 0; peer < size; ++peer) {
+    if (peer == rank || liveness.known_gone(peer) || !endpoints.connected(peer)) continue;
+    try {
+      // Not through remote(), which refuses every operation once `lost` is set.
+      detail::RemoteKey& key = told_word.state_->peers[static_cast<std::size_t>(peer)];
+      if (!std::atomic_ref<void*>(key.rkey).load(std::memory_order_acquire))
+        unpack_on_use(key, peer);
+      ucp_ep_h ep = endpoints.get(peer);
+      for (ucs_status_ptr_t request : {ucp_put_nbx(ep, &telling, sizeof telling, key.base,
+                                                   static_cast<ucp_rkey_h>(key.rkey), &param),
+                                       ucp_ep_flush_nbx(ep, &param)})
+        if (request && !UCS_PTR_IS_ERR(request)) requests.push_back(request);
+    } catch (const Error&) {
+      // This peer does not hear of it; its own waits end when it sees ours close.
+    }
+  }
+  drive_briefly([&] {
+    for (auto request : requests)
+      if (ucp_request_check_status(request) == UCS_INPROGRESS) return false;
+    return true;
+  });
+  for (auto request : requests)
+    if (ucp_request_check_status(request) != UCS_INPROGRESS) ucp_request_free(request);
 }
 
 void Transport::Impl::release_region(detail::RegionState& state, bool now,
@@ -303,7 +344,7 @@ void Transport::barrier() {
 void Transport::Impl::barrier() {
   MPI_Request request;
   detail::check_mpi(rank, "MPI_Ibarrier", MPI_Ibarrier(comm, &request));
-  wait_mpi(request, "barrier");
+  wait_mpi(std::span<MPI_Request>(&request, 1), "barrier");
 }
 
 void Transport::Impl::closing_barrier() {
@@ -322,14 +363,16 @@ void Transport::Impl::closing_barrier() {
 void Transport::Impl::wait_for_collective(void* impl, MPI_Request& request, const char* operation) {
   Impl& s = *static_cast<Impl*>(impl);
   auto in_use = s.use_worker(operation);
-  s.wait_mpi(request, operation);
+  s.wait_mpi(std::span<MPI_Request>(&request, 1), operation);
 }
 
-void Transport::Impl::wait_mpi(MPI_Request& request, const char* waiting_for) {
+void Transport::Impl::wait_mpi(std::span<MPI_Request> requests, const char* waiting_for) {
   int done = 0;
   progress_until(
       [&] {
-        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        for (int look = 0; look < kMpiLooksPerPoll && !done; ++look)
+          MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
+                      MPI_STATUSES_IGNORE);
         return done != 0;
       },
       waiting_for);
@@ -342,8 +385,12 @@ void Transport::Impl::throw_peer_gone(const char* waiting_for) const {
 }
 
 void Transport::wait_mpi(MPI_Request& request, const char* waiting_for) {
+  wait_mpi(std::span<MPI_Request>(&request, 1), waiting_for);
+}
+
+void Transport::wait_mpi(std::span<MPI_Request> requests, const char* waiting_for) {
   auto in_use = impl_->use_worker("wait_mpi");
-  impl_->wait_mpi(request, waiting_for);
+  impl_->wait_mpi(requests, waiting_for);
 }
 
 void Transport::check_peers(const char* waiting_for) {
