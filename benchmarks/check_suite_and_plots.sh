@@ -2,7 +2,8 @@
 # The whole suite, quickly (small sizes, few iterations, -f), then the plots:
 # run-suite must stream a progress line per test and write one CSV section
 # per test, and plot must draw a PNG for every test in the CSV; --help prints
-# the usage; and the start-up scaling run, its fits and plots.
+# the usage; the start-up scaling run, its fits and plots; and the barrier
+# scaling run.
 # Usage: check_suite_and_plots.sh <scratch directory>   (BUILD_DIR: the build)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -40,4 +41,14 @@ if ((rows != 26 || laws != 13 || startup_pngs != 13)); then
   cat "$scratch/startup.log" >&2
   exit 1
 fi
-echo "12 tests run, 12 CSV sections, 12 plots; start-up scaling: 26 rows, 13 laws, 13 plots"
+bash "$here/barrier-scaling" --ranks "1 2" -i 20 --one-node-only -o "$scratch/barrier.csv" \
+  > "$scratch/barrier.log"
+barrier_rows=$(grep -cE '^[12],one node,(clean|dirty_1),[0-9.]+,[0-9.]+,[0-9.]+,' \
+  "$scratch/barrier.csv")
+if ((barrier_rows != 4)); then
+  echo "barrier-scaling: expected 4 rows; got $barrier_rows" >&2
+  cat "$scratch/barrier.log" "$scratch/barrier.csv" >&2
+  exit 1
+fi
+echo "12 tests run, 12 CSV sections, 12 plots; start-up scaling: 26 rows, 13 laws, 13 plots;" \
+  "barrier scaling: 4 rows"

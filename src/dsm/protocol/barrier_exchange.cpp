@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 
 #include "barrier_updates.hpp"
 #include "common/mpi_exchange.hpp"
@@ -33,6 +34,7 @@ BarrierExchange::BarrierExchange(MPI_Comm comm, Transport& transport, const Mapp
       transport_(transport),
       rank_(transport.rank()),
       ranks_(transport.size()),
+      gather_(comm, transport),
       slots_(comm, transport,
              (2 * static_cast<std::size_t>(ranks_) + 64 + 1) *
                  sizeof(std::int64_t),  // counts, rounds, beacon
@@ -84,51 +86,46 @@ bool BarrierExchange::exchange_counts(std::int64_t mine, Scratch& x,
   return false;
 }
 
-// Across nodes: one allgather of every rank's record (count, inline
-// notices, the updates' masks).
+// Across nodes: what each rank has to say (its count, unless 0, then its
+// notices and the ranks its updates' masks name) travels through the
+// sparse allgather: a clean barrier moves a word per round, and a rank
+// receives the notices once each, never a record per rank.
 bool BarrierExchange::exchange_records(std::int64_t mine, Scratch& x,
                                        const std::function<void()>& while_in_flight) {
+  std::vector<std::int64_t>& said = x.records;  // count, notices, marks
+  said.clear();
+  const std::size_t words = x.mask.size() / BarrierUpdates::kMasks;
+  for (std::size_t mask = 0; mask < BarrierUpdates::kMasks; ++mask)
+    for (std::size_t w = 0; w < words; ++w)
+      for (std::uint64_t bits = x.mask[mask * words + w]; bits != 0; bits &= bits - 1)
+        said.push_back(static_cast<std::int64_t>(mask << 32 | (w * 64 + std::countr_zero(bits))));
+  if (mine != 0 || !said.empty()) {
+    said.insert(said.begin(), x.outgoing.begin(),
+                x.outgoing.begin() + static_cast<std::ptrdiff_t>(notices_in(mine)));
+    said.insert(said.begin(), mine);
+  }
+  const auto entries = gather_.exchange(said, while_in_flight, "Dsm::barrier");
   std::vector<std::int64_t>& counts = x.counts;
-  const std::size_t record = 1 + kInlineNotices + x.mask.size();
-  const std::size_t ranks = counts.size();
-  x.records.resize(record * (ranks + 1));  // the last record is this rank's to send
-  std::int64_t* mine_out = x.records.data() + record * ranks;
-  mine_out[0] = mine;
-  if (static_cast<std::size_t>(notices_in(mine)) <= kInlineNotices)
-    std::copy(x.outgoing.begin(), x.outgoing.end(), mine_out + 1);
-  std::copy(x.mask.begin(), x.mask.end(), mine_out + 1 + kInlineNotices);
-  MPI_Request request;
-  check_mpi(rank_, "MPI_Iallgather in Dsm::barrier",
-            MPI_Iallgather(mine_out, static_cast<int>(record), MPI_INT64_T, x.records.data(),
-                           static_cast<int>(record), MPI_INT64_T, comm_, &request));
-  try {
-    while_in_flight();
-  } catch (const Error&) {
-    wait_receiving(transport_, request, x.records);  // the others' collective completes
-    throw;
-  }
-  wait_receiving(transport_, request, x.records);
+  std::fill(counts.begin(), counts.end(), 0);
   std::int64_t total = 0;
-  bool inline_only = true;
-  const std::size_t my_word = static_cast<std::size_t>(rank_) / 64,
-                    words = x.mask.size() / BarrierUpdates::kMasks;
-  const std::uint64_t my_bit = std::uint64_t{1} << (rank_ % 64);
-  for (std::size_t r = 0; r < ranks; ++r) {
-    counts[r] = x.records[r * record];
-    const std::int64_t* masks = x.records.data() + r * record + 1 + kInlineNotices;
-    auto marked = [&](std::size_t mask) {
-      return (static_cast<std::uint64_t>(masks[mask * words + my_word]) & my_bit) != 0;
-    };
-    if (marked(0)) x.subscribers.push_back(static_cast<int>(r));
-    if (marked(1)) x.renewers.push_back(static_cast<int>(r));
-    if (marked(2)) x.pushers.push_back(static_cast<int>(r));
-    total += notices_in(counts[r]);
-    inline_only = inline_only && notices_in(counts[r]) <= static_cast<std::int64_t>(kInlineNotices);
-  }
-  if (!inline_only || total == 0) return false;
+  SparseAllgather::for_each(entries, [&](int r, std::span<const std::int64_t> words_of_r) {
+    counts[static_cast<std::size_t>(r)] = words_of_r[0];
+    const auto notices = static_cast<std::size_t>(notices_in(words_of_r[0]));
+    total += static_cast<std::int64_t>(notices);
+    for (std::int64_t mark : words_of_r.subspan(1 + notices)) {
+      if ((mark & 0xffffffff) != rank_) continue;
+      std::vector<int>* lists[] = {&x.subscribers, &x.renewers, &x.pushers};
+      lists[mark >> 32]->push_back(r);
+    }
+  });
+  for (auto* list : {&x.subscribers, &x.renewers, &x.pushers})
+    std::sort(list->begin(), list->end());
+  if (total == 0) return false;
   lay_out_incoming(x, total);
-  for (std::size_t r = 0; r < ranks; ++r)
-    std::copy_n(x.records.data() + r * record + 1, x.sizes[r], x.incoming.begin() + x.offsets[r]);
+  SparseAllgather::for_each(entries, [&](int r, std::span<const std::int64_t> words_of_r) {
+    const auto at = static_cast<std::size_t>(r);
+    std::copy_n(words_of_r.begin() + 1, x.sizes[at], x.incoming.begin() + x.offsets[at]);
+  });
   return true;
 }
 

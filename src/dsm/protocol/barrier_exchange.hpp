@@ -2,11 +2,11 @@
 // that it holds a lock or that its release failed), which is the barrier
 // itself, then the notices. On one node the counts go through words every
 // rank maps, published by a dissemination barrier on shared words; across
-// nodes they travel in one MPI_Iallgather of a small record per rank, which
-// also carries up to kInlineNotices notices and the barrier updates' masks
-// (barrier_updates.hpp), so a barrier after a few written pages costs one
-// collective, not two. Non-blocking collectives only: a rank that died ends
-// the wait with an error naming it.
+// nodes they travel through a sparse allgather (sparse_allgather.hpp),
+// with the notices and the ranks the barrier updates' masks name
+// (barrier_updates.hpp): log N rounds, and only what ranks with something
+// to say said. Non-blocking MPI calls only: a rank that died ends the
+// wait with an error naming it.
 //
 // A barrier entered inside a critical section can end (with an error on
 // every rank) only if the lock's waiters join it: the holder raises every
@@ -24,6 +24,7 @@
 #include "dsm/memory/lazy_vector.hpp"
 #include "dsm/memory/shared_words.hpp"
 #include "mpidsm/transport.hpp"
+#include "sparse_allgather.hpp"
 
 namespace mpidsm::detail {
 
@@ -33,8 +34,6 @@ class BarrierExchange {
   // inside a critical section, or when its release failed.
   static constexpr std::int64_t kHoldsLock = -1;
   static constexpr std::int64_t kFailed = -2;
-  // Notices a rank's record carries across nodes.
-  static constexpr std::size_t kInlineNotices = 7;
   // A count's bits from kVoteShift carry a small vote the exchange passes on
   // without reading it (home_moves.hpp: 0 is the usual vote, so a clean
   // barrier's count stays 0).
@@ -57,7 +56,7 @@ class BarrierExchange {
     std::vector<std::int64_t> counts;    // per rank: its count (or kHoldsLock, kFailed)
     std::vector<std::int64_t> incoming;  // every rank's notices, laid out by sizes and offsets
     std::vector<int> sizes, offsets;
-    std::vector<std::int64_t> records;  // per rank: count, inline notices, masks
+    std::vector<std::int64_t> records;  // across nodes, what this rank says: count, notices, marks
     // The barrier updates' masks of a bit per rank each (empty on one node).
     std::vector<std::uint64_t> mask;
     std::vector<int> subscribers;  // ranks subscribed to this one's pages
@@ -78,8 +77,9 @@ class BarrierExchange {
   // The barrier: `mine` (x.outgoing.size() with a vote, kHoldsLock or kFailed) from
   // every rank into x.counts. Across nodes x.mask travels too and
   // x.subscribers, x.renewers and x.pushers get the ranks whose masks name
-  // this one; `while_in_flight` runs once the record has left. True when
-  // the notices rode along (x.incoming, x.sizes, x.offsets filled).
+  // this one; `while_in_flight` runs once this rank's part has left. True
+  // when the notices rode along (across nodes, always: x.incoming, x.sizes,
+  // x.offsets filled).
   bool exchange_counts(std::int64_t mine, Scratch& x, const std::function<void()>& while_in_flight);
   // Every rank's notices into x.incoming (`total` of them), when they did
   // not ride along.
@@ -108,6 +108,7 @@ class BarrierExchange {
   Transport& transport_;
   int rank_;
   int ranks_;
+  SparseAllgather gather_;  // across nodes
   // Per rank, 2 x ranks int64: the counts peers stored, by barrier parity;
   // then one word per round of the node barrier; then the beacon.
   SharedWords slots_;
