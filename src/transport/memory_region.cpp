@@ -74,8 +74,7 @@ const detail::RemoteKey& Transport::Impl::remote(const MemoryRegion& region, int
                 std::string(operation) + " to rank " + std::to_string(peer) + ": " +
                     describe_range(offset, length) + " exceeds the region of " +
                     std::to_string(key.size) + " bytes there");
-  if (!std::atomic_ref<void*>(key.rkey).load(std::memory_order_acquire)) [[unlikely]]
-    unpack_on_use(key, peer);
+  unpack_on_first_use(key, peer);
   return key;
 }
 

@@ -85,11 +85,7 @@ void PeerLiveness::take_told() noexcept {
   if (!told_) return;
   const std::uint64_t told =
       std::atomic_ref<const std::uint64_t>(*told_).load(std::memory_order_relaxed);
-  if (told == 0 || told > pids_.size()) return;
-  const auto peer = static_cast<std::size_t>(told - 1);
-  if (gone_[peer].exchange(true, std::memory_order_relaxed)) return;
-  int none = -1;
-  dead_.compare_exchange_strong(none, static_cast<int>(peer));
+  if (told != 0 && told <= pids_.size()) report_gone(static_cast<int>(told - 1));
 }
 
 int PeerLiveness::dead_peer() {

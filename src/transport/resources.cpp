@@ -15,6 +15,7 @@ TransportResources Transport::resources() const {
       if (peer != rank_ && endpoints->connected(peer)) ++counts.endpoints;
     counts.addressing_bytes += endpoints->address_bytes();
   }
+  std::lock_guard<std::mutex> keys_stay(impl_->unpacking);  // no packed key freed meanwhile
   for (const detail::RegionState& region : s.regions) {
     if (region.generation == 0) continue;
     ++counts.regions;

@@ -263,8 +263,7 @@ void Transport::Impl::tell_connected_peers() noexcept {
     try {
       // Not through remote(), which refuses every operation once `lost` is set.
       detail::RemoteKey& key = told_word.state_->peers[static_cast<std::size_t>(peer)];
-      if (!std::atomic_ref<void*>(key.rkey).load(std::memory_order_acquire))
-        unpack_on_use(key, peer);
+      unpack_on_first_use(key, peer);
       ucp_ep_h ep = endpoints.get(peer);
       for (ucs_status_ptr_t request : {ucp_put_nbx(ep, &telling, sizeof telling, key.base,
                                                    static_cast<ucp_rkey_h>(key.rkey), &param),

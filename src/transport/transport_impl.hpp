@@ -371,7 +371,11 @@ struct Transport::Impl {
   // endpoint to the peer made) on first use.
   const detail::RemoteKey& remote(const MemoryRegion& region, int peer, std::size_t offset,
                                   std::size_t length, const char* operation);
-  // The first use of a peer's key: unpacks it on the endpoint to the peer.
+  // Unpacks a peer's key on the endpoint to the peer, unless done already.
+  void unpack_on_first_use(detail::RemoteKey& key, int peer) {
+    if (!std::atomic_ref<void*>(key.rkey).load(std::memory_order_acquire)) [[unlikely]]
+      unpack_on_use(key, peer);
+  }
   void unpack_on_use(detail::RemoteKey& key, int peer);
   std::mutex unpacking;  // one unpack per key, whichever thread asks first
 

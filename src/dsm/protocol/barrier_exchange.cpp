@@ -108,18 +108,16 @@ bool BarrierExchange::exchange_records(std::int64_t mine, Scratch& x,
   std::vector<std::int64_t>& counts = x.counts;
   std::fill(counts.begin(), counts.end(), 0);
   std::int64_t total = 0;
+  std::vector<int>* const marked_by[BarrierUpdates::kMasks] = {&x.subscribers, &x.renewers,
+                                                               &x.pushers};
   SparseAllgather::for_each(entries, [&](int r, std::span<const std::int64_t> words_of_r) {
     counts[static_cast<std::size_t>(r)] = words_of_r[0];
     const auto notices = static_cast<std::size_t>(notices_in(words_of_r[0]));
     total += static_cast<std::int64_t>(notices);
-    for (std::int64_t mark : words_of_r.subspan(1 + notices)) {
-      if ((mark & 0xffffffff) != rank_) continue;
-      std::vector<int>* lists[] = {&x.subscribers, &x.renewers, &x.pushers};
-      lists[mark >> 32]->push_back(r);
-    }
+    for (std::int64_t mark : words_of_r.subspan(1 + notices))
+      if ((mark & 0xffffffff) == rank_) marked_by[mark >> 32]->push_back(r);
   });
-  for (auto* list : {&x.subscribers, &x.renewers, &x.pushers})
-    std::sort(list->begin(), list->end());
+  for (std::vector<int>* list : marked_by) std::sort(list->begin(), list->end());
   if (total == 0) return false;
   lay_out_incoming(x, total);
   SparseAllgather::for_each(entries, [&](int r, std::span<const std::int64_t> words_of_r) {
