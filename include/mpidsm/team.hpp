@@ -4,8 +4,9 @@
 // of an MPI communicator whose ranks all belong to the Pgas's runtime, so
 // an MPI program's own communicators (a row of a process grid, the ranks of
 // a node) are teams as they are. Collectives (sync, broadcast, collect,
-// fcollect, alltoall, alltoalls, reductions) run over MPI's tuned
-// collectives on that communicator; they are collective calls, with the
+// fcollect, alltoall, alltoalls, reductions) run through memory the members
+// map when the team shares a node (contributions up to 8 KiB), else over
+// MPI's collectives on that communicator; they are collective calls, with the
 // threading rules of docs/threading.md, and every member must pass the same
 // counts, root and operation (as in MPI and OpenSHMEM: a mismatch is not
 // detected). Buffers may be symmetric or not.
@@ -27,6 +28,10 @@
 
 namespace mpidsm {
 
+namespace detail {
+class NodeCollectives;
+}
+
 /// \addtogroup pgas
 /// @{
 
@@ -43,7 +48,7 @@ concept TeamElement = std::is_arithmetic_v<T> || std::same_as<T, std::complex<fl
 class Team {
  public:
   /// An empty team (valid() false): what split_strided gives non-members.
-  Team() = default;
+  Team();
   /// Collective over `comm`: a team of its ranks, which must all be ranks
   /// of `pgas`'s runtime (Errc::invalid_argument otherwise, on every rank).
   Team(Pgas& pgas, MPI_Comm comm);
@@ -149,8 +154,9 @@ class Team {
   }
   static MPI_Datatype integer_type(std::size_t bytes, bool is_signed);
 
-  // Takes `comm` (already this team's own), a communicator of `world`'s ranks.
-  Team(std::weak_ptr<const void> alive, MPI_Comm world, MPI_Comm comm);
+  // Takes `comm` (already this team's own, or MPI_COMM_NULL on a rank left
+  // out), a communicator of the runtime's ranks. Collective over `comm`.
+  Team(Runtime& runtime, MPI_Comm comm);
   void check_member(const char* operation) const;
   // check_member, and `team_rank` names a member.
   void check_member_rank(int team_rank, const char* operation) const;
@@ -168,10 +174,14 @@ class Team {
                   Kind kind, const char* operation) const;
 
   std::weak_ptr<const void> alive_;  // the runtime's Runtime::lifetime()
+  Runtime* runtime_ = nullptr;       // used only while alive_ holds
   MPI_Comm world_ = MPI_COMM_NULL;   // the runtime's communicator: Pgas ranks
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = -1;
   int size_ = 0;
+  // Collectives through shared memory when the team shares a node, else null
+  // (MPI's collectives then).
+  std::unique_ptr<detail::NodeCollectives> node_;
 };
 
 /// @}

@@ -1,8 +1,12 @@
 // Teams over MPI communicators and their collectives (include/mpidsm/team.hpp):
 // the world and node teams, strided splits and rank translation, and every
 // collective checked value by value on the world and on a split team, at
-// 1, 2 and 4 ranks, over UCX and tcp, and across simulated hosts.
+// 1, 2 and 4 ranks, over UCX and tcp, and across simulated hosts. On one
+// node the collectives run through memory the team maps; `.mpi` runs them
+// through MPI there too (direct access off), and contributions larger than
+// that memory's slots take MPI's path on every layout.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <complex>
 #include <cstdint>
@@ -141,6 +145,58 @@ void check_collectives(const Team& team) {
   team.sync();
 }
 
+// Contributions past the node slots (8 KiB): MPI moves them, and a collect
+// whose parts differ in size mixes both paths' decisions.
+void check_large_collectives(const Team& team) {
+  const int me = team.rank(), n = team.size();
+  const std::size_t big = 3000;  // doubles: 24,000 bytes
+  std::vector<double> values(big, -1.0), source(big);
+  std::iota(source.begin(), source.end(), 0.5);
+  team.broadcast(values.data(), source.data(), big, n - 1);
+  EXPECT_EQ(values[big - 1], source[big - 1]);
+  std::vector<double> all(big * static_cast<std::size_t>(n));
+  std::vector<double> mine(big, static_cast<double>(me));
+  team.fcollect(all.data(), mine.data(), big);
+  for (int r = 0; r < n; ++r) EXPECT_EQ(all[big * static_cast<std::size_t>(r) + big / 2], r);
+  const std::vector<double> blocks(all.size(), static_cast<double>(me));
+  team.alltoall(all.data(), blocks.data(), big);
+  for (int r = 0; r < n; ++r) EXPECT_EQ(all[big * static_cast<std::size_t>(r)], r);
+  std::vector<double> sums(big);
+  team.reduce(ReduceOp::sum, sums.data(), source.data(), big);
+  EXPECT_EQ(sums[10], n * source[10]);
+  // Member 0 gives 2000 words (16,000 bytes), the others 1 each.
+  std::vector<std::uint64_t> part(me == 0 ? 2000 : 1, static_cast<std::uint64_t>(me) + 7);
+  std::vector<std::uint64_t> gathered(2000 + static_cast<std::size_t>(n) - 1);
+  EXPECT_EQ(team.collect(gathered.data(), part.data(), part.size()), gathered.size());
+  EXPECT_EQ(gathered[1999], 7u);
+  for (int r = 1; r < n; ++r) EXPECT_EQ(gathered[1999 + static_cast<std::size_t>(r)], r + 7u);
+}
+
+// Broadcasts from changing roots, more in a row than a root may run ahead
+// of its readers (the node path's ring of slots), with a slow reader.
+void check_broadcast_sequence(const Team& team) {
+  const int me = team.rank(), n = team.size();
+  for (int i = 0; i < 200; ++i) {
+    const int root = i % n;
+    std::int64_t value = me == root ? 1000 + i : -1;
+    team.broadcast(&value, &value, 1, root);
+    ASSERT_EQ(value, 1000 + i) << "broadcast " << i << " from " << root;
+    if (me == n - 1 && i % 50 == 0) usleep(2000);
+  }
+}
+
+// Every member gets the same bits from a floating-point sum whose result
+// depends on the order of the additions.
+void check_reductions_agree(const Team& team) {
+  const int me = team.rank(), n = team.size();
+  const double value = me % 2 == 0 ? 1e16 : 1.0 + me;
+  double sum = 0;
+  team.reduce(ReduceOp::sum, &sum, &value, 1);
+  std::vector<double> sums(static_cast<std::size_t>(n));
+  team.fcollect(sums.data(), &sum, 1);
+  for (int r = 0; r < n; ++r) EXPECT_EQ(sums[static_cast<std::size_t>(r)], sum) << "member " << r;
+}
+
 TEST_F(TeamTest, CollectivesOnTheWorld) {
   check_collectives(Team::world(*pgas_));
 }
@@ -151,6 +207,15 @@ TEST_F(TeamTest, CollectivesOnASplitTeam) {
   Team odd = n > 1 ? world.split_strided(1, 2, n / 2) : world.split_strided(0, 1, 1);
   if (odd.valid()) check_collectives(odd);
   world.sync();
+}
+
+TEST_F(TeamTest, LargeContributionsBroadcastSequencesAndReductionOrder) {
+  Team world = Team::world(*pgas_);
+  check_large_collectives(world);
+  check_broadcast_sequence(world);
+  check_reductions_agree(world);
+  Team shared = Team::shared(*pgas_);
+  check_broadcast_sequence(shared);
 }
 
 // A team of an application's communicator: the ranks of the same parity.

@@ -15,28 +15,46 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "mpidsm/transport.hpp"
 
 namespace mpidsm::detail {
 
+// Spins until `done()`, yielding the CPU when the transport says waits
+// should (more ranks than cores), and checking now and then that every peer
+// still lives (a dead one ends the wait with an error naming `operation`).
+template <class Done>
+void spin_until(Transport& transport, Done&& done, const char* operation) {
+  for (unsigned spins = 1; !done(); ++spins) {
+    if (spins % 64 == 0 && transport.yield_when_idle()) sched_yield();
+    if (spins % 1024 == 0) transport.check_peers(operation);
+  }
+}
+
 // `epoch`: the barriers so far, this one included (1 for the first).
-// `word(rank, round)`: that rank's counter for that round, mapped here
-// (rounds below 64).
+// `word(member, round)`: that member's counter for that round, mapped here
+// (rounds below 64); members are numbered 0 to `members` - 1, this rank
+// being `me` (a team's own numbering, or the transport's ranks).
+template <class Word>
+void dissemination_barrier(Transport& transport, int me, int members, std::uint64_t epoch,
+                           Word&& word, const char* operation) {
+  std::size_t round = 0;
+  for (int distance = 1; distance < members; distance *= 2, ++round) {
+    std::atomic_ref<std::uint64_t>(word((me + distance) % members, round))
+        .fetch_add(1, std::memory_order_release);
+    std::atomic_ref<std::uint64_t> mine(word(me, round));
+    spin_until(
+        transport, [&] { return mine.load(std::memory_order_acquire) >= epoch; }, operation);
+  }
+}
+
+// Over every rank of the transport.
 template <class Word>
 void dissemination_barrier(Transport& transport, std::uint64_t epoch, Word&& word,
                            const char* operation) {
-  const int ranks = transport.size(), me = transport.rank();
-  std::size_t round = 0;
-  for (int distance = 1; distance < ranks; distance *= 2, ++round) {
-    std::atomic_ref<std::uint64_t>(word((me + distance) % ranks, round))
-        .fetch_add(1, std::memory_order_release);
-    std::atomic_ref<std::uint64_t> mine(word(me, round));
-    for (unsigned spins = 1; mine.load(std::memory_order_acquire) < epoch; ++spins) {
-      if (spins % 64 == 0 && transport.yield_when_idle()) sched_yield();
-      if (spins % 1024 == 0) transport.check_peers(operation);
-    }
-  }
+  dissemination_barrier(transport, transport.rank(), transport.size(), epoch,
+                        std::forward<Word>(word), operation);
 }
 
 }  // namespace mpidsm::detail
