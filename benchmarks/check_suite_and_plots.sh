@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole suite, quickly (small sizes, few iterations, -f), then the plots:
-# run-suite must stream a progress line per test and write one CSV section
-# per test, and plot must draw a PNG for every test in the CSV; --help prints
+# run-suite must stream a progress line and the standalone header per test
+# and write one CSV section per test, and plot must draw a PNG for every test in the CSV; --help prints
 # the usage; the start-up scaling run, its fits and plots; and the barrier
 # scaling run.
 # Usage: check_suite_and_plots.sh <scratch directory>   (BUILD_DIR: the build)
@@ -17,15 +17,22 @@ bash "$here/run-suite" -m 1:16 -i 20 -x 2 -f -o "$scratch/suite.csv" > "$scratch
 tests=$(grep -c '^run-suite: \[[0-9]*/[0-9]*\] .* done in' "$scratch/run.log")
 sections=$(grep -c '^test,size,' "$scratch/suite.csv")
 facts=$(grep -c '^# mpidsm=.*; transport=.*; ranks=2; host=' "$scratch/suite.csv")
-if ((tests != 12 || sections != 12 || facts != 12)); then
-  echo "expected 12 tests, sections and facts lines; got $tests, $sections, $facts" >&2
+if ((tests != 13 || sections != 13 || facts != 13)); then
+  echo "expected 13 tests, sections and facts lines; got $tests, $sections, $facts" >&2
   cat "$scratch/run.log" >&2
+  exit 1
+fi
+# The suite shows each test's own header, as the test prints it alone.
+headers=$(grep -c '^# mpidsm .* Test v' "$scratch/run.log")
+cpus=$(grep -c '^# CPU .*; 2 ranks on ' "$scratch/run.log")
+if ((headers != 13 || cpus != 13)); then
+  echo "expected 13 test headers with their CPU line; got $headers and $cpus" >&2
   exit 1
 fi
 /usr/bin/python3 "$here/plot" "$scratch/suite.csv" -o "$scratch/plots" > "$scratch/plot.log"
 pngs=$(find "$scratch/plots" -name '*.png' -size +10k | wc -l)
-if ((pngs != 12)); then
-  echo "expected a plot per test (12), found $pngs" >&2
+if ((pngs != 13)); then
+  echo "expected a plot per test (13), found $pngs" >&2
   cat "$scratch/plot.log" >&2
   exit 1
 fi
@@ -50,5 +57,5 @@ if ((barrier_rows != 4)); then
   cat "$scratch/barrier.log" "$scratch/barrier.csv" >&2
   exit 1
 fi
-echo "12 tests run, 12 CSV sections, 12 plots; start-up scaling: 26 rows, 13 laws, 13 plots;" \
+echo "13 tests run, 13 CSV sections, 13 plots; start-up scaling: 26 rows, 13 laws, 13 plots;" \
   "barrier scaling: 4 rows"

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "mpidsm/dsm.hpp"
+#include "run_facts.hpp"
 
 using namespace mpidsm;
 
@@ -166,11 +167,14 @@ int main(int argc, char** argv) {
     try {
       const Options options = parse(argc, argv);
       const std::size_t mpi = mpi_window_growth(options);
+      const bench::RunFacts facts = bench::gather_run_facts(runtime);
       if (printer) {
-        std::printf(
-            "# mpidsm DSM footprint, %d ranks, per rank: %zu pages written (homed), %zu "
-            "read (cached)\n",
-            runtime.size(), options.pages, options.pages);
+        bench::print_run_facts(stdout, facts, "DSM Footprint Test", options.csv);
+        if (!options.csv)
+          std::printf(
+              "# per rank: %zu pages written (homed), %zu read (cached); MiB, the most of any "
+              "rank\n",
+              options.pages, options.pages);
         std::printf(
             options.csv ? "region,rss_mib,peak_mib,mpi_window_mib\n" : "# %-10s %12s %12s %16s\n",
             "Region", "RSS MiB", "Peak MiB", "MPI window MiB");

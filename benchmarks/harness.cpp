@@ -5,12 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <limits>
 #include <optional>
 #include <string>
-
-#include <unistd.h>
 
 #include "mpidsm/version.hpp"
 
@@ -50,6 +47,7 @@ std::string usage(const char* program, const Spec& spec) {
   text +=
       "  -f, --full              add min/max across ranks and the iteration count\n"
       "      --csv               comma-separated output\n"
+      "      --csv-to FILE       print the table, and append the CSV to FILE\n"
       "  -v, --version           print the version and exit\n"
       "  -h, --help              print this help and exit\n";
   return text;
@@ -115,6 +113,9 @@ Command parse_command(int argc, char** argv, const Spec& spec) {
       o.full = true;
     } else if (arg == "--csv") {
       o.csv = true;
+    } else if (arg == "--csv-to") {
+      if (!take_value()) return fail("missing value for --csv-to");
+      o.csv_to = value;
     } else if (arg == "-m" || arg == "-i" || arg == "-x" || (arg == "-W" && spec.window)) {
       if (!take_value()) return fail("missing value for " + std::string(argv[i]));
       if (arg == "-m") {
@@ -182,10 +183,17 @@ Harness::Harness(int argc, char** argv, const Spec& spec) : spec_(spec), program
   runtime_ = std::make_unique<Runtime>(MPI_COMM_WORLD);
   pgas_ = std::make_unique<Pgas>(*runtime_);
   messaging_ = std::make_unique<Messaging>(*runtime_);
-  describe_setup();
+  facts_ = gather_run_facts(*runtime_);
+  if (rank_ == 0 && !options_.csv_to.empty()) {
+    csv_to_ = std::fopen(options_.csv_to.c_str(), "a");
+    if (!csv_to_)
+      std::fprintf(stderr, "%s: cannot append to %s\n", argv[0], options_.csv_to.c_str());
+  }
 }
 
-Harness::~Harness() = default;
+Harness::~Harness() {
+  if (csv_to_) std::fclose(csv_to_);
+}
 
 void Harness::leave(const std::string& text, int code) {
   if (rank_ == 0) {
@@ -194,47 +202,6 @@ void Harness::leave(const std::string& text, int code) {
   }
   MPI_Finalize();
   std::exit(code);
-}
-
-namespace {
-
-// Open MPI names the window of most one-sided components "<component>
-// window <n>" (ucx, rdma, pt2pt); osc/sm leaves the name empty and sets its
-// own info key. Other MPI libraries: "unknown".
-std::string one_sided_component() {
-  void* base = nullptr;
-  MPI_Win win;
-  MPI_Win_allocate(8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
-  char name[MPI_MAX_OBJECT_NAME] = {};
-  int length = 0;
-  MPI_Win_get_name(win, name, &length);
-  std::string component(name, static_cast<std::size_t>(length));
-  if (auto space = component.find(' '); space != std::string::npos) {
-    component.resize(space);
-  } else {
-    MPI_Info info;
-    MPI_Win_get_info(win, &info);
-    char value[16];
-    int found = 0;
-    MPI_Info_get(info, "alloc_shared_noncontig", sizeof value - 1, value, &found);
-    MPI_Info_free(&info);
-    component = found ? "sm" : "unknown";
-  }
-  MPI_Win_free(&win);
-  return "osc/" + component;
-}
-
-}  // namespace
-
-void Harness::describe_setup() {
-  char library[MPI_MAX_LIBRARY_VERSION_STRING] = {};
-  int length = 0;
-  MPI_Get_library_version(library, &length);
-  mpi_library_.assign(library, static_cast<std::size_t>(length));
-  if (auto end = mpi_library_.find_first_of(",\n"); end != std::string::npos)
-    mpi_library_.resize(end);
-  osc_component_ = one_sided_component();
-  transport_ = size_ > 1 ? runtime_->transport().path_to(1) : "self";
 }
 
 std::vector<std::size_t> Harness::sizes() const {
@@ -254,43 +221,45 @@ int Harness::warmup_for(std::size_t size) const {
 
 void Harness::print_header() {
   if (rank_ != 0) return;
-  const char* unit = spec_.unit == Unit::latency_us ? "us" : "MB/s";
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  char date[32] = {};
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M", std::localtime(&now));
   if (options_.csv) {
-    // One comment line of facts per section, then the section's own header:
-    // sections differ in unit and columns.
-    std::printf("# mpidsm=%s; mpi=%s; mpi_osc=%s; transport=%s; ranks=%d; host=%s; date=%s\n",
-                build::version, mpi_library_.c_str(), osc_component_.c_str(), transport_.c_str(),
-                size_, host, date);
-    // min and max: over the repetitions; rank_min and rank_max (-f): over the ranks.
-    std::printf(
-        "test,size,mpidsm_%s,mpi_%s,mpidsm_over_mpi,mpidsm_min,mpidsm_max,mpi_min,mpi_max,"
-        "ratio_min,ratio_max,mpi_counterpart%s\n",
-        unit, unit,
-        options_.full ? ",mpidsm_rank_min,mpidsm_rank_max,mpi_rank_min,mpi_rank_max,iterations"
-                      : "");
+    print_csv_header(stdout);
   } else {
-    std::printf("# mpidsm %s Test v%s\n", spec_.name, build::version);
-    std::printf("# %s; MPI one-sided %s; mpidsm rank 0 to 1: %s\n", mpi_library_.c_str(),
-                osc_component_.c_str(), transport_.c_str());
-    std::printf("# %s, %d ranks on %s, %s; iterations %d (%d above 8 KiB), warm-up %d%s\n",
-                spec_.unit == Unit::latency_us ? "latency in microseconds"
-                                               : "bandwidth in MB/s (10^6 bytes per second)",
-                size_, host, date, options_.iterations, options_.iterations_large, options_.warmup,
-                spec_.window ? (", window " + std::to_string(options_.window)).c_str() : "");
-    std::printf("# medians of %d interleaved repetitions; ratio-min/max: their spread\n", kSlices);
-    std::printf("%-12s %14s %14s %12s %10s %10s  %-24s", "# Size", "mpidsm", "MPI", "mpidsm/MPI",
-                "ratio-min", "ratio-max", "vs");
-    if (options_.full)
-      std::printf(" %12s %12s %12s %12s %11s", "mpidsm-rmin", "mpidsm-rmax", "MPI-rmin", "MPI-rmax",
-                  "Iterations");
-    std::printf("\n");
+    print_text_header(stdout);
   }
+  if (csv_to_) print_csv_header(csv_to_);
   std::fflush(stdout);
+}
+
+void Harness::print_csv_header(std::FILE* out) const {
+  const char* unit = spec_.unit == Unit::latency_us ? "us" : "MB/s";
+  // One comment line of facts per section, then the section's own header:
+  // sections differ in unit and columns.
+  print_run_facts(out, facts_, std::string(spec_.name) + " Test", true);
+  // min and max: over the repetitions; rank_min and rank_max (-f): over the ranks.
+  std::fprintf(
+      out,
+      "test,size,mpidsm_%s,mpi_%s,mpidsm_over_mpi,mpidsm_min,mpidsm_max,mpi_min,mpi_max,"
+      "ratio_min,ratio_max,mpi_counterpart%s\n",
+      unit, unit,
+      options_.full ? ",mpidsm_rank_min,mpidsm_rank_max,mpi_rank_min,mpi_rank_max,iterations" : "");
+}
+
+void Harness::print_text_header(std::FILE* out) const {
+  print_run_facts(out, facts_, std::string(spec_.name) + " Test", false);
+  std::fprintf(out, "# %s; iterations %d (%d above 8 KiB), warm-up %d%s\n",
+               spec_.unit == Unit::latency_us ? "latency in microseconds"
+                                              : "bandwidth in MB/s (10^6 bytes per second)",
+               options_.iterations, options_.iterations_large, options_.warmup,
+               spec_.window ? (", window " + std::to_string(options_.window)).c_str() : "");
+  std::fprintf(out, "# medians of %d interleaved repetitions; ratio-min/max: their spread\n",
+               kSlices);
+  // Rows are message sizes, or named operations (README: "What each row measures").
+  std::fprintf(out, "%-12s %14s %14s %12s %10s %10s  %-24s", spec_.sizes ? "# Size" : "# Test",
+               "mpidsm", "MPI", "mpidsm/MPI", "ratio-min", "ratio-max", "vs");
+  if (options_.full)
+    std::fprintf(out, " %12s %12s %12s %12s %11s", "mpidsm-rmin", "mpidsm-rmax", "MPI-rmin",
+                 "MPI-rmax", "Iterations");
+  std::fprintf(out, "\n");
 }
 
 namespace {
@@ -356,25 +325,41 @@ void Harness::run(const Row& row) {
   if (rank_ != 0) return;
   const std::string label = row.label.empty() ? std::to_string(row.size) : row.label;
   const std::string vs = !row.mpi ? "(none)" : row.mpi_name.empty() ? spec_.mpi : row.mpi_name;
+  const Measured m{
+      label, vs,     x.median,  y.median,   ratio.median, x.low,   x.high,
+      y.low, y.high, ratio.low, ratio.high, x_range,      y_range, iterations * kSlices};
   if (options_.csv) {
-    std::printf("%s,%s,%.4f,%.4f,%.3f,%.4f,%.4f,%.4f,%.4f,%.3f,%.3f,%s", spec_.name, label.c_str(),
-                x.median, y.median, ratio.median, x.low, x.high, y.low, y.high, ratio.low,
-                ratio.high, vs.c_str());
-    if (options_.full)
-      std::printf(",%.4f,%.4f,%.4f,%.4f,%d", x_range.first, x_range.second, y_range.first,
-                  y_range.second, iterations * kSlices);
+    print_csv_row(stdout, m);
   } else {
-    const char* format = spec_.unit == Unit::latency_us
-                             ? "%-12s %14.3f %14.3f %12.2f %10.2f %10.2f  %-24s"
-                             : "%-12s %14.2f %14.2f %12.2f %10.2f %10.2f  %-24s";
-    std::printf(format, label.c_str(), x.median, y.median, ratio.median, ratio.low, ratio.high,
-                vs.c_str());
-    if (options_.full)
-      std::printf(" %12.3f %12.3f %12.3f %12.3f %11d", x_range.first, x_range.second, y_range.first,
-                  y_range.second, iterations * kSlices);
+    print_text_row(stdout, m);
   }
-  std::printf("\n");
+  if (csv_to_) {
+    print_csv_row(csv_to_, m);
+    std::fflush(csv_to_);
+  }
   std::fflush(stdout);
+}
+
+void Harness::print_csv_row(std::FILE* out, const Measured& m) const {
+  std::fprintf(out, "%s,%s,%.4f,%.4f,%.3f,%.4f,%.4f,%.4f,%.4f,%.3f,%.3f,%s", spec_.name,
+               m.label.c_str(), m.ours, m.theirs, m.ratio, m.ours_low, m.ours_high, m.theirs_low,
+               m.theirs_high, m.ratio_low, m.ratio_high, m.vs.c_str());
+  if (options_.full)
+    std::fprintf(out, ",%.4f,%.4f,%.4f,%.4f,%d", m.ours_ranks.first, m.ours_ranks.second,
+                 m.theirs_ranks.first, m.theirs_ranks.second, m.iterations);
+  std::fprintf(out, "\n");
+}
+
+void Harness::print_text_row(std::FILE* out, const Measured& m) const {
+  const char* format = spec_.unit == Unit::latency_us
+                           ? "%-12s %14.3f %14.3f %12.2f %10.2f %10.2f  %-24s"
+                           : "%-12s %14.2f %14.2f %12.2f %10.2f %10.2f  %-24s";
+  std::fprintf(out, format, m.label.c_str(), m.ours, m.theirs, m.ratio, m.ratio_low, m.ratio_high,
+               m.vs.c_str());
+  if (options_.full)
+    std::fprintf(out, " %12.3f %12.3f %12.3f %12.3f %11d", m.ours_ranks.first, m.ours_ranks.second,
+                 m.theirs_ranks.first, m.theirs_ranks.second, m.iterations);
+  std::fprintf(out, "\n");
 }
 
 PageBuffer::PageBuffer(std::size_t bytes) {

@@ -2,17 +2,18 @@
 // mpidsm and with its MPI equivalent, interleaved in 5 repetitions within
 // each size, and prints the medians with the ratio's spread and the MPI call
 // each row is measured against:
-//   # Size  mpidsm  MPI  mpidsm/MPI  ratio-min  ratio-max  vs
+//   # Size (or # Test)  mpidsm  MPI  mpidsm/MPI  ratio-min  ratio-max  vs
 //   [-f: min/max across ranks, iterations]
 // Options as OSU's: -m/--message-size [min:][max], -i/--iterations,
 // -x/--warmup, -W/--window-size, -f/--full, -v/--version, -h/--help; and
-// --csv. Usage and errors are printed once, by rank 0, and every rank then
-// leaves through MPI_Finalize.
+// --csv, --csv-to FILE. Headers are run_facts.hpp's. Usage and errors are printed once, by rank 0,
+// and every rank then leaves through MPI_Finalize.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -21,6 +22,7 @@
 #include "mpidsm/messaging.hpp"
 #include "mpidsm/pgas.hpp"
 #include "mpidsm/runtime.hpp"
+#include "run_facts.hpp"
 
 namespace mpidsm::bench {
 
@@ -41,6 +43,7 @@ struct Options {
   int window = 64;
   bool full = false;
   bool csv = false;
+  std::string csv_to;  // --csv-to: the CSV is also appended to this file
 };
 
 struct Spec {
@@ -104,16 +107,25 @@ class Harness {
   void run(const Row& row);
 
  private:
+  // One row's figures, as printed.
+  struct Measured {
+    std::string label, vs;
+    double ours, theirs, ratio, ours_low, ours_high, theirs_low, theirs_high, ratio_low, ratio_high;
+    std::pair<double, double> ours_ranks, theirs_ranks;  // -f: across ranks
+    int iterations;
+  };
   // Rank 0 prints `text` (to stderr when `code` is not 0); every rank then
   // finalizes MPI and exits with `code`.
   [[noreturn]] void leave(const std::string& text, int code);
-  // mpidsm's version, MPI's library and one-sided component, and the
-  // transport from rank 0 to rank 1, for headers.
-  void describe_setup();
+  void print_text_header(std::FILE* out) const;
+  void print_csv_header(std::FILE* out) const;
+  void print_text_row(std::FILE* out, const Measured& m) const;
+  void print_csv_row(std::FILE* out, const Measured& m) const;
 
   Spec spec_;
   std::string program_;
-  std::string mpi_library_, osc_component_, transport_;
+  RunFacts facts_;
+  std::FILE* csv_to_ = nullptr;  // rank 0, --csv-to
   Options options_;
   int rank_ = 0;
   int size_ = 0;

@@ -33,6 +33,7 @@
 #include "mpidsm/pgas.hpp"
 #include "mpidsm/runtime.hpp"
 #include "mpidsm/transport.hpp"
+#include "run_facts.hpp"
 
 using namespace mpidsm;
 
@@ -180,10 +181,16 @@ int main(int argc, char** argv) {
   }
   std::vector<Sample> samples;
   for (int r = 0; r < repetitions; ++r) samples.push_back(one_repetition());
+  bench::RunFacts facts;
+  {
+    Runtime runtime(MPI_COMM_WORLD);  // after the measured ones: for the header only
+    facts = bench::gather_run_facts(runtime);
+  }
   if (rank == 0) {
+    bench::print_run_facts(stdout, facts, "Start-up Scaling Test", csv);
     if (!csv)
-      std::printf("# mpidsm start-up and memory per rank: np %d, %s, median of %d (min-max)\n",
-                  ranks, layout.c_str(), repetitions);
+      std::printf("# per rank, %s; median of %d repetitions (min-max)\n# %-16s %12s\n",
+                  layout.c_str(), repetitions, "Metric", "median");
     else
       std::printf("ranks,layout,metric,median,min,max\n");
     // MPI's own start-up, once per process: the reference for runtime_ms.
