@@ -100,6 +100,10 @@ struct Config {
   /// in the barrier) the remote pages this rank used in the ending interval
   /// that the barrier invalidates, instead of faulting on them afterwards.
   bool barrier_refetch = true;
+  /// Adaptive DSM pages a rank keeps fetching again after acquires dropped
+  /// them switch to write-update for that rank, and back when an update
+  /// goes unread (MPIDSM_ADAPTIVE_UPDATES; docs/consistency.md).
+  bool adaptive_updates = true;
   /// When UCX reaches every remote home through active messages (tcp), fetch
   /// DSM pages with one call their home answers with the pages, rather than
   /// with one-sided atomics and gets (two round trips).

@@ -93,11 +93,18 @@ struct DsmStats {
   /// (MPIDSM_HOME_MIGRATION).
   std::uint64_t homes_gained = 0;
   std::uint64_t homes_lost = 0;  ///< pages homed here that moved to their writer
-  /// Copies of update and read_mostly pages an acquire brought up to date in
-  /// place, fetched from their homes, instead of dropping them (not counted
-  /// in pages_fetched; those a barrier's homes pushed count in
+  /// Copies of update and read_mostly pages, and of adaptive pages switched
+  /// to write-update here, an acquire brought up to date in place, fetched
+  /// from their homes, instead of dropping them (not counted in
+  /// pages_fetched; those a barrier's homes pushed count in
   /// barrier_refetches).
   std::uint64_t updates_received = 0;
+  /// Adaptive pages this rank switched to write-update: acquires had
+  /// dropped its copy and it fetched the page again, twice.
+  std::uint64_t updates_adopted = 0;
+  /// Adaptive pages switched back to invalidation here: an update of the
+  /// copy went unread before the next one.
+  std::uint64_t updates_dropped = 0;
   /// Pages allocated per coherence policy (gauges, not
   /// counters: reset_stats leaves them).
   std::uint64_t pages_adaptive = 0;
@@ -137,6 +144,8 @@ struct DsmStats {
     f("homes_gained", homes_gained);
     f("homes_lost", homes_lost);
     f("updates_received", updates_received);
+    f("updates_adopted", updates_adopted);
+    f("updates_dropped", updates_dropped);
   }
   /// Name and value of every gauge (the pages per policy), for tables.
   template <class F>
@@ -158,6 +167,7 @@ struct DsmSettings {
   std::size_t locks;               ///< MPIDSM_LOCKS
   bool print_stats;                ///< MPIDSM_STATS: print at exit, track prefetch use
   bool barrier_refetch;            ///< MPIDSM_BARRIER_REFETCH
+  bool adaptive_updates;           ///< MPIDSM_ADAPTIVE_UPDATES
   bool fetch_by_call;              ///< MPIDSM_FETCH_BY_CALL
   HomeMigration home_migration;    ///< MPIDSM_HOME_MIGRATION
   Coherence coherence;             ///< MPIDSM_COHERENCE: of allocations that name none
@@ -165,10 +175,10 @@ struct DsmSettings {
 
   /// The settings the MPIDSM_* configuration gives.
   static DsmSettings from(const Config& config) {
-    return {config.dsm_size,           config.cache_pages,   config.prefetch_pages,
-            config.max_checking_pages, config.dsm_locks,     config.dsm_stats,
-            config.barrier_refetch,    config.fetch_by_call, config.home_migration,
-            config.coherence,          config.diff_kernel};
+    return {config.dsm_size,           config.cache_pages,      config.prefetch_pages,
+            config.max_checking_pages, config.dsm_locks,        config.dsm_stats,
+            config.barrier_refetch,    config.adaptive_updates, config.fetch_by_call,
+            config.home_migration,     config.coherence,        config.diff_kernel};
   }
 };
 

@@ -198,13 +198,16 @@ TEST_F(DsmTest, DsmBuffersGoStraightToPutGetSendAndRecv) {
 
 // A small Dsm that fetches exactly the pages read (no prefetch), whose
 // pages stay where they were placed (the tests count the updates of pages
-// one rank alone writes, which home migration would move to it).
-DsmSettings exact_fetch_settings(const Runtime& runtime, bool barrier_refetch = true) {
+// one rank alone writes, which home migration would move to it) and are
+// only invalidated unless the test asks for adaptive write-update.
+DsmSettings exact_fetch_settings(const Runtime& runtime, bool barrier_refetch = true,
+                                 bool adaptive_updates = false) {
   DsmSettings settings = DsmSettings::from(runtime.config());
   settings.size = std::size_t{1} << 20;
   settings.prefetch_pages = 0;
   settings.home_migration = HomeMigration::off;
   settings.barrier_refetch = barrier_refetch;
+  settings.adaptive_updates = adaptive_updates;
   return settings;
 }
 
@@ -275,6 +278,58 @@ TEST_F(DsmTest, BarriersFetchAgainThePagesUsedSinceThePreviousOne) {
     EXPECT_EQ(interval(3, {2}, 4), reader ? 1u : 0u) << where;  // page 2 was invalidated
     d.barrier();
     d.free(data);
+  }
+}
+
+// MPIDSM_ADAPTIVE_UPDATES: an adaptive page a reader fetches again after two
+// barriers dropped its copy switches to write-update for that reader (each
+// barrier brings the copy up to date: no more faults), and back to
+// invalidation after two updates in a row go unread. Barrier refetches are
+// off, so nothing else keeps the copy; off, the reader faults every time.
+TEST_F(DsmTest, APageAReaderKeepsFetchingSwitchesToUpdatesAndBack) {
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs a home and a reader";
+  constexpr int kHome = 0;
+  const bool reader = me != kHome;
+  for (const bool adaptive_updates : {true, false}) {
+    Dsm d(*runtime_, exact_fetch_settings(*runtime_, false, adaptive_updates));
+    int* page =
+        d.allocate<int>(d.page_size() / sizeof(int), Placement::on(kHome), Coherence::adaptive);
+    const std::string where =
+        "rank " + std::to_string(me) + (adaptive_updates ? ", updates on" : ", off");
+    // The home writes, a barrier, the readers read (or not), a barrier: the
+    // read faults of the interval.
+    auto interval = [&](int value, bool read) {
+      if (me == kHome) page[0] = value;
+      d.barrier();
+      const std::uint64_t faults = d.stats().read_faults;
+      if (reader && read) {
+        EXPECT_EQ(page[0], value) << where;
+      }
+      const std::uint64_t taken = d.stats().read_faults - faults;
+      d.barrier();
+      return taken;
+    };
+    const DsmStats before = d.stats();
+    const std::uint64_t miss = reader ? 1 : 0;
+    for (int i = 1; i <= 3; ++i) EXPECT_EQ(interval(i, true), miss) << where << ", read " << i;
+    // Lost and fetched again twice: updated from now on.
+    for (int i = 4; i <= 6; ++i)
+      EXPECT_EQ(interval(i, true), adaptive_updates ? 0 : miss) << where << ", read " << i;
+    for (int i = 7; i <= 9; ++i) interval(i, false);  // two updates go unread
+    EXPECT_EQ(interval(10, true), miss) << where << ": invalidated again";
+    const DsmStats after = d.stats();
+    const bool switched = reader && adaptive_updates;
+    EXPECT_EQ(after.updates_adopted - before.updates_adopted, switched ? 1u : 0u) << where;
+    EXPECT_EQ(after.updates_dropped - before.updates_dropped, switched ? 1u : 0u) << where;
+    // One update for each of reads 4-6, and at most two unread ones after
+    // them (a barrier's notice may name a page its home only may have
+    // written: the home's first notice after a new copy).
+    const std::uint64_t updates = after.updates_received - before.updates_received;
+    EXPECT_GE(updates, switched ? 3u : 0u) << where;
+    EXPECT_LE(updates, switched ? 5u : 0u) << where;
+    d.barrier();
+    d.free(page);
   }
 }
 

@@ -148,6 +148,31 @@ INSTANTIATE_TEST_SUITE_P(Policies, DsmKeptCopies, ::testing::ValuesIn(kPolicies)
                            return std::string(to_string(info.param));
                          });
 
+// An acquire that refreshes hundreds of runs of pages from one home (pages
+// dealt one by one: every page its own run; over tcp, each run a call the
+// home answers): every rank writes the pages it homes, every other rank
+// then reads every page.
+TEST_F(DsmPolicy, AnAcquireRefreshesMoreRunsOfPagesThanAFetchAsksFor) {
+  Dsm& d = *dsm_;
+  const std::size_t words = page() / 8, pages = 512;
+  auto* data = d.allocate<std::uint64_t>(pages * words, Placement::cyclic(1), Coherence::update);
+  auto homed_here = [&](std::size_t p) { return static_cast<int>(p % ranks()) == me(); };
+  for (std::uint64_t round = 1; round <= 3; ++round) {
+    for (std::size_t p = 0; p < pages; ++p)
+      if (homed_here(p)) data[p * words + round] = round * 100000 + p;
+    d.barrier();
+    std::size_t wrong = 0;
+    for (std::size_t p = 0; p < pages; ++p) wrong += data[p * words + round] != round * 100000 + p;
+    EXPECT_EQ(wrong, 0u) << "rank " << me() << ", round " << round;
+    d.barrier();
+  }
+  if (ranks() > 1 && runtime_->config().cache_pages >= pages) {
+    EXPECT_GT(d.stats().updates_received + d.stats().barrier_refetches, pages / 2)
+        << "rank " << me() << ": the copies were refreshed, not fetched again";
+  }
+  d.free(data);
+}
+
 TEST_F(DsmPolicy, AReadMostlyMissCopiesThePagesAfterIt) {
   if (ranks() == 1) GTEST_SKIP() << "needs a reader";
   Dsm& d = *dsm_;

@@ -30,6 +30,7 @@ constexpr const char* kMaxCheckingPages = "MPIDSM_MAX_CHECKING_PAGES";
 constexpr const char* kLocks = "MPIDSM_LOCKS";
 constexpr const char* kStats = "MPIDSM_STATS";
 constexpr const char* kBarrierRefetch = "MPIDSM_BARRIER_REFETCH";
+constexpr const char* kAdaptiveUpdates = "MPIDSM_ADAPTIVE_UPDATES";
 constexpr const char* kFetchByCall = "MPIDSM_FETCH_BY_CALL";
 constexpr const char* kPutByCall = "MPIDSM_PUT_BY_CALL";
 constexpr const char* kEagerConnect = "MPIDSM_EAGER_CONNECT";
@@ -86,6 +87,10 @@ constexpr std::array kVariables{
                    "0|1: a DSM barrier across nodes fetches again, before any rank leaves it, "
                    "the remote pages each rank used since the previous barrier and the barrier "
                    "invalidates (no miss, and no wake-up of their home, after it)"},
+    ConfigVariable{kAdaptiveUpdates, "1",
+                   "0|1: an adaptive DSM page a rank fetches again after two acquires dropped "
+                   "its copy is kept up to date at acquires instead, until two updates in a "
+                   "row go unread (0: adaptive pages are only invalidated)"},
     ConfigVariable{kFetchByCall, "1",
                    "0|1: when UCX reaches every remote home through active messages (tcp), a "
                    "DSM fetch asks the home for its pages in one call, which the home answers "
@@ -301,6 +306,8 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   if (const char* v = lookup(kStats)) config.dsm_stats = parse_switch(kStats, v);
   if (const char* v = lookup(kBarrierRefetch))
     config.barrier_refetch = parse_switch(kBarrierRefetch, v);
+  if (const char* v = lookup(kAdaptiveUpdates))
+    config.adaptive_updates = parse_switch(kAdaptiveUpdates, v);
   if (const char* v = lookup(kFetchByCall)) config.fetch_by_call = parse_switch(kFetchByCall, v);
   if (const char* v = lookup(kPutByCall)) config.put_by_call = parse_switch(kPutByCall, v);
   if (const char* v = lookup(kEagerConnect)) config.eager_connect = parse_switch(kEagerConnect, v);
@@ -356,6 +363,7 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
       {kLocks, std::to_string(dsm_locks)},
       {kStats, dsm_stats ? "1" : "0"},
       {kBarrierRefetch, barrier_refetch ? "1" : "0"},
+      {kAdaptiveUpdates, adaptive_updates ? "1" : "0"},
       {kFetchByCall, fetch_by_call ? "1" : "0"},
       {kPutByCall, put_by_call ? "1" : "0"},
       {kEagerConnect, eager_connect ? "1" : "0"},

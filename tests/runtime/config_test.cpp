@@ -80,6 +80,7 @@ TEST(Config, DsmCachePrefetchLocksAndStats) {
   EXPECT_EQ(defaults.dsm_locks, 16384u);
   EXPECT_FALSE(defaults.dsm_stats);
   EXPECT_TRUE(defaults.barrier_refetch);
+  EXPECT_TRUE(defaults.adaptive_updates);
   EXPECT_TRUE(defaults.fetch_by_call);
   EXPECT_TRUE(defaults.put_by_call);
   EXPECT_FALSE(defaults.eager_connect);
@@ -89,6 +90,7 @@ TEST(Config, DsmCachePrefetchLocksAndStats) {
                             {"MPIDSM_LOCKS", "100000"},
                             {"MPIDSM_STATS", "1"},
                             {"MPIDSM_BARRIER_REFETCH", "0"},
+                            {"MPIDSM_ADAPTIVE_UPDATES", "0"},
                             {"MPIDSM_FETCH_BY_CALL", "0"},
                             {"MPIDSM_PUT_BY_CALL", "0"},
                             {"MPIDSM_EAGER_CONNECT", "1"}});
@@ -98,6 +100,7 @@ TEST(Config, DsmCachePrefetchLocksAndStats) {
   EXPECT_EQ(set.dsm_locks, 100000u);
   EXPECT_TRUE(set.dsm_stats);
   EXPECT_FALSE(set.barrier_refetch);
+  EXPECT_FALSE(set.adaptive_updates);
   EXPECT_FALSE(set.fetch_by_call);
   EXPECT_FALSE(set.put_by_call);
   EXPECT_TRUE(set.eager_connect);

@@ -222,6 +222,7 @@ void Dsm::Engine::invalidate(std::size_t page) {
   sync_.record_change(page);  // a copy fetched from now on may be newer than a push
   if (state_[page] != PageState::cached && state_[page] != PageState::dirty) return;
   ++stats_.invalidations;
+  reuse_[page] |= kLostToNotice;
   if (pinned(page))
     refresh_in_place(page);
   else

@@ -33,6 +33,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       max_checking_pages_(settings.max_checking_pages),
       print_stats_at_exit_(settings.print_stats),
       barrier_refetch_(settings.barrier_refetch),
+      adaptive_updates_(settings.adaptive_updates),
       default_coherence_(settings.coherence),
       diff_kernel_(*detail::find_diff_kernel(settings.diff_kernel)),  // Dsm checked it
       track_prefetch_use_(settings.print_stats),
@@ -53,6 +54,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       budget_(detail::MappingBudget::process()),
       pins_(pages_),
       listed_(pages_),
+      reuse_(pages_),
       twins_(cache_.capacity(), page_size_),
       scratch_(page_size_),
       batch_(fetch_batch_capacity()),
@@ -250,6 +252,7 @@ void Dsm::Engine::forget_allocation(std::size_t first, std::size_t pages) {
   if (give_back) region_.discard(first * page_size_, pages * page_size_);
   state_.reset(first, pages);
   listed_.reset(first, pages);
+  reuse_.reset(first, pages);
   allocations_.remove(first);
   sharing_.forget(first, pages);
   directory_.forget(first, pages);

@@ -204,11 +204,19 @@ class Dsm::Engine final : public detail::FaultTarget {
                ? Coherence::adaptive
                : allocations_.coherence_of(page).value_or(Coherence::adaptive);
   }
-  // update and read_mostly: an acquire brings a copy up to date, not drops it.
+  // update and read_mostly, and adaptive pages this rank keeps fetching
+  // again (recurrent): an acquire brings a copy up to date, not drops it.
   bool keeps_copies(std::size_t page) const {
     const Coherence policy = policy_of_page(page);
-    return policy == Coherence::update || policy == Coherence::read_mostly;
+    return policy == Coherence::update || policy == Coherence::read_mostly ||
+           (policy == Coherence::adaptive && (reuse_[page] & kScoreMask) >= kRecurrent);
   }
+  // keeps_copies, at an acquire that names `page`: a recurrent adaptive page
+  // whose last update went unread goes back to invalidation instead.
+  bool keeps_copy_now(std::size_t page);
+  // A fetch of `page`: after an acquire took the copy, one more sign that
+  // it should be kept up to date instead (adaptive write-update).
+  void note_refetch(std::size_t page);
   // For another rank's notice at an acquire: a clean copy of a page whose
   // policy keeps copies joins refresh_ (brought up to date by
   // refresh_copies) instead of leaving the cache; false for any other page.
@@ -375,6 +383,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::size_t max_checking_pages_;
   bool print_stats_at_exit_;
   bool barrier_refetch_;                      // DsmSettings::barrier_refetch
+  bool adaptive_updates_;                     // DsmSettings::adaptive_updates
   Coherence default_coherence_;               // DsmSettings::coherence
   const detail::DiffKernelOps& diff_kernel_;  // DsmSettings::diff_kernel
   bool track_prefetch_use_;         // statistics on: tell used from unused prefetched pages
@@ -411,6 +420,14 @@ class Dsm::Engine final : public detail::FaultTarget {
   static constexpr std::uint8_t kInUnchanged = 64;
   // Written before any acquire since the last barrier (note_write).
   static constexpr std::uint8_t kUnsynced = 128;
+  // Adaptive write-update (policies.cpp), per page, of this rank's copy:
+  // kLostToNotice, an acquire dropped it; a score (bits 1-2) of the fetches
+  // that followed such losses, up to 3. From 2 on (kRecurrent) acquires
+  // keep the copy up to date instead; kUnreadUpdate: the last update went
+  // unread, and a second one in a row resets the score.
+  detail::LazyArray<std::uint8_t> reuse_;
+  static constexpr std::uint8_t kLostToNotice = 1, kScoreStep = 2, kScoreMask = 6, kRecurrent = 4,
+                                kUnreadUpdate = 8;
   detail::TwinSlots twins_;                         // one per cache slot
   std::vector<std::byte> scratch_;                  // one page: snapshots and refreshes
   detail::LazyVector<std::size_t> dirty_;           // pages written since the last release

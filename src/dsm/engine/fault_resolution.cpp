@@ -345,6 +345,7 @@ void Dsm::Engine::fetch_batches(const HomeBatch* batches, std::size_t count, Vie
       state_[b.pages[i]] = PageState::cached;
       cache_.entry(b.pages[i]).fetched_in = interval;
       if (!direct(b)) updates_.note_fetched(b.pages[i]);
+      note_refetch(b.pages[i]);
     }
     stats_.pages_fetched += b.count;
   }

@@ -80,6 +80,9 @@ std::size_t Dsm::Engine::refresh_copies(std::vector<std::size_t>& pages) {
   std::sort(pages.begin(), pages.end(),
             [this](std::size_t a, std::size_t b) { return home_then_page(a, b); });
   pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
+  // Only cached copies are brought up to date (and watched): one dropped
+  // since it was listed has no cache entry to write.
+  std::erase_if(pages, [&](std::size_t page) { return state_[page] != PageState::cached; });
   // Calls f(home, first page, length) for each run of consecutive pages of one home.
   auto for_each_run = [&](auto&& f) {
     for (std::size_t i = 0; i < pages.size();) {

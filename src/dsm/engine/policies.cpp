@@ -1,7 +1,20 @@
 // What an allocation's coherence policy (mpidsm::Coherence) changes in the
 // engine. adaptive and invalidate share the protocol of every other file
 // (invalidate only never moves homes or subscribes to barrier updates);
-// this file holds what update, read_mostly and single_writer add.
+// this file holds what update, read_mostly and single_writer add, and
+// adaptive's write-update of the pages a rank keeps fetching again.
+//
+// Adaptive write-update, per page and rank: a copy an acquire dropped
+// (invalidate) and this rank then fetched again, twice, is recurrent: from
+// then on acquires keep it up to date as update's copies are. An update
+// is unread when its copy's view was not touched before the next notice
+// (watch_updated drops the view's page-table entries, touched_since_mapped
+// looks). After two unread updates in a row the page goes back to
+// invalidation, and needs two more losses and fetches to come back. So
+// updates cost at most two pages per page read (what the faults would have
+// fetched: one): a page written every interval and read every other one
+// stays updated, and saves the fault's round trip; a page written often
+// and read rarely stays on invalidation.
 //
 // update and read_mostly keep copies: a notice another rank released names
 // a clean copy here, and instead of leaving the cache it is fetched afresh
@@ -24,8 +37,40 @@
 
 namespace mpidsm {
 
+bool Dsm::Engine::keeps_copy_now(std::size_t page) {
+  if (!keeps_copies(page)) return false;
+  if (policy_of_page(page) != Coherence::adaptive || state_[page] != PageState::cached ||
+      !cache_.entry(page).refetched)
+    return true;
+  std::uint8_t& reuse = reuse_[page];
+  if (touched_since_mapped(page)) {
+    reuse &= static_cast<std::uint8_t>(~kUnreadUpdate);
+    return true;
+  }
+  if (!(reuse & kUnreadUpdate)) {
+    reuse |= kUnreadUpdate;
+    // Judged: another notice of this acquire (several writers) must get
+    // the same answer, not drop a copy already listed for a refresh.
+    cache_.entry(page).refetched = false;
+    return true;
+  }
+  reuse &= static_cast<std::uint8_t>(~(kScoreMask | kUnreadUpdate));
+  ++stats_.updates_dropped;
+  return false;
+}
+
+void Dsm::Engine::note_refetch(std::size_t page) {
+  std::uint8_t& reuse = reuse_[page];
+  if (!(reuse & kLostToNotice) || !adaptive_updates_) return;
+  reuse &= static_cast<std::uint8_t>(~kLostToNotice);
+  if ((reuse & kScoreMask) == kScoreMask) return;
+  reuse = static_cast<std::uint8_t>(reuse + kScoreStep);
+  if ((reuse & kScoreMask) == kRecurrent && policy_of_page(page) == Coherence::adaptive)
+    ++stats_.updates_adopted;
+}
+
 bool Dsm::Engine::refresh_later(std::size_t page) {
-  if (state_[page] != PageState::cached || pinned(page) || !keeps_copies(page)) return false;
+  if (state_[page] != PageState::cached || pinned(page) || !keeps_copy_now(page)) return false;
   sync_.record_change(page);  // a copy fetched from now on may be newer than a push
   refresh_.push_back(page);
   return true;
@@ -33,6 +78,7 @@ bool Dsm::Engine::refresh_later(std::size_t page) {
 
 void Dsm::Engine::refresh_barrier_copies() {
   const std::uint64_t next_interval = epoch_.load(std::memory_order_relaxed) + 1;
+  std::erase_if(refresh_, [&](std::size_t page) { return state_[page] != PageState::cached; });
   for (std::size_t page : refresh_) {
     cache_.entry(page).fetched_in = next_interval;
     updates_.note_fetched(page);

@@ -27,6 +27,10 @@ PageCalls::~PageCalls() {
 
 void PageCalls::ask(int home, std::size_t first, std::size_t count, bool count_copies,
                     std::vector<Request>& requests) {
+  if (calls_.size() == calls_.capacity())
+    throw Error(Errc::invalid_state, transport_->rank(),
+                "DSM fetch: more than " + std::to_string(calls_.capacity()) +
+                    " calls in flight (their words would move under them)");
   calls_.push_back(
       {{first, static_cast<std::uint32_t>(count), count_copies ? 1u : 0u}, home, requests.size()});
   const Call& call = calls_.back().call;

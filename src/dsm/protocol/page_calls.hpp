@@ -42,6 +42,8 @@ class PageCalls {
   // Asks `home` for pages [first, first+count) into the master view;
   // `count_copies`: the home counts them as this rank's copies
   // (SharingRecord::take_copy held for each). The request joins `requests`.
+  // At most `max_runs` calls at once: one more throws Errc::invalid_state
+  // (the calls in flight would move).
   void ask(int home, std::size_t first, std::size_t count, bool count_copies,
            std::vector<Request>& requests);
   // After every request has completed: checks that each answer was whole,
