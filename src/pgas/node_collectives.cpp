@@ -41,8 +41,9 @@ void NodeCollectives::broadcast(void* dest, const void* source, std::size_t byte
   const std::uint64_t b = ++broadcasts_;
   if (me_ == root) {
     // Every member's read word is looked at only when the last look no
-    // longer covers b - kBroadcastDepth: once per kBroadcastDepth / 2
-    // broadcasts at most, not once each (their lines would bounce).
+    // longer covers b - kBroadcastDepth: about once per kBroadcastDepth
+    // broadcasts while readers keep up, not once each (their lines would
+    // bounce between the cores).
     if (b > kBroadcastDepth && all_read_ < b - kBroadcastDepth) {
       std::uint64_t oldest = b;
       for (int m = 0; m < members_; ++m) {
