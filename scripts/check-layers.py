@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The library's layers depend in one direction:
 
-    common  <-  platform  <-  transport  <-  runtime  <-  pgas, dsm  <-  c_api, jia  <-  tools
+    common  <-  platform  <-  transport  <-  runtime  <-  pgas, dsm  <-  c_api, jia, shmem  <-  tools
 
 A file may include headers of its own folder and of the layers below it,
 never of a layer above or beside it. Inside src/dsm the folders are layers
@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 RANK = {"common": 0, "platform": 0.5, "transport": 1, "runtime": 2, "pgas": 3, "dsm": 3,
-        "c_api": 4, "jia": 4, "tools": 5}
+        "c_api": 4, "jia": 4, "shmem": 4, "tools": 5}
 
 # Layers inside a layer's folder: its subfolders, and "" for its own files.
 SUBLAYERS = {"dsm": {"memory": 0, "placement": 1, "protocol": 1, "fault": 1, "engine": 2, "": 3}}
@@ -44,6 +44,8 @@ def folder_of_include(name, including_folder):
         return PUBLIC.get(header, "unknown public header " + name)
     if name == "jia.h":
         return "jia"
+    if name in ("shmem.h", "shmem_generic.h"):
+        return "shmem"
     parts = name.split("/")
     if len(parts) > 1 and parts[0] in RANK:
         return parts[0]

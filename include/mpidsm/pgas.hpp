@@ -137,6 +137,9 @@ enum class Compare { eq, ne, gt, ge, lt, le };
 /// float and double: OpenSHMEM's extended atomics (fetch, set, swap) take them.
 template <class T>
 concept AtomicFloat = std::same_as<T, float> || std::same_as<T, double>;
+/// The words wait_until and test watch: 16-, 32- and 64-bit integers.
+template <class T>
+concept WaitWord = std::integral<T> &&(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
 /// What put_signal does to the signal word: store or add the value.
 enum class SignalOp { set, add };
 
@@ -412,7 +415,7 @@ class Pgas {
     return load_acquire(signal);
   }
   /// Waits until *word (a symmetric word of this rank) compares true with value.
-  template <AtomicWord T>
+  template <WaitWord T>
   T wait_until(const T* word, Compare cmp, T value) {
     check_wait(word, sizeof(T), cmp, "wait_until");
     T seen;
@@ -420,7 +423,7 @@ class Pgas {
     return seen;
   }
   /// Non-blocking wait_until: whether the local word compares true now.
-  template <AtomicWord T>
+  template <WaitWord T>
   bool test(const T* word, Compare cmp, T value) {
     check_wait(word, sizeof(T), cmp, "test");
     progress();
@@ -429,61 +432,93 @@ class Pgas {
 
   // --- waits on arrays of words (OpenSHMEM's _all, _any, _some) --------------
   // `words` are `count` symmetric words of this rank; a word whose entry in
-  // `status` is nonzero is left out (status may be nullptr: none is).
+  // `status` is nonzero is left out (status may be nullptr: none is). Word i
+  // compares with `value`, or in the _vector forms with values[i].
   /// What the _any and _some forms return when every word is left out or none compares true.
   static constexpr std::size_t no_index = static_cast<std::size_t>(-1);
   /// Waits until every word left in compares true with value.
-  template <AtomicWord T>
+  template <WaitWord T>
   void wait_until_all(const T* words, std::size_t count, const int* status, Compare cmp, T value) {
-    check_waits(words, count, sizeof(T), cmp, "wait_until_all");
-    wait_local([&] { return test_all_now(words, count, status, cmp, value); });
+    wait_all(words, count, status, cmp, &value, 0, "wait_until_all");
   }
   /// Waits until some word left in compares true; returns its index
   /// (no_index when every word is left out).
-  template <AtomicWord T>
+  template <WaitWord T>
   std::size_t wait_until_any(const T* words, std::size_t count, const int* status, Compare cmp,
                              T value) {
-    check_waits(words, count, sizeof(T), cmp, "wait_until_any");
-    if (all_left_out(count, status)) return no_index;
-    std::size_t found = no_index;
-    wait_local(
-        [&] { return (found = test_any_now(words, count, status, cmp, value)) != no_index; });
-    return found;
+    return wait_any(words, count, status, cmp, &value, 0, "wait_until_any");
   }
   /// Waits until some word left in compares true; writes the indices of
   /// every word that does to `indices` (room for count) and returns how many
   /// (0 when every word is left out).
-  template <AtomicWord T>
+  template <WaitWord T>
   std::size_t wait_until_some(const T* words, std::size_t count, std::size_t* indices,
                               const int* status, Compare cmp, T value) {
-    check_waits(words, count, sizeof(T), cmp, "wait_until_some");
-    if (all_left_out(count, status)) return 0;
-    std::size_t found = 0;
-    wait_local(
-        [&] { return (found = test_some_now(words, count, indices, status, cmp, value)) > 0; });
-    return found;
+    return wait_some(words, count, indices, status, cmp, &value, 0, "wait_until_some");
+  }
+  /// wait_until_all, word i against values[i].
+  template <WaitWord T>
+  void wait_until_all_vector(const T* words, std::size_t count, const int* status, Compare cmp,
+                             const T* values) {
+    check_values(values, "wait_until_all_vector");
+    wait_all(words, count, status, cmp, values, 1, "wait_until_all_vector");
+  }
+  /// wait_until_any, word i against values[i].
+  template <WaitWord T>
+  std::size_t wait_until_any_vector(const T* words, std::size_t count, const int* status,
+                                    Compare cmp, const T* values) {
+    check_values(values, "wait_until_any_vector");
+    return wait_any(words, count, status, cmp, values, 1, "wait_until_any_vector");
+  }
+  /// wait_until_some, word i against values[i].
+  template <WaitWord T>
+  std::size_t wait_until_some_vector(const T* words, std::size_t count, std::size_t* indices,
+                                     const int* status, Compare cmp, const T* values) {
+    check_values(values, "wait_until_some_vector");
+    return wait_some(words, count, indices, status, cmp, values, 1, "wait_until_some_vector");
   }
   /// Whether every word left in compares true now.
-  template <AtomicWord T>
+  template <WaitWord T>
   bool test_all(const T* words, std::size_t count, const int* status, Compare cmp, T value) {
-    check_waits(words, count, sizeof(T), cmp, "test_all");
-    progress();
-    return test_all_now(words, count, status, cmp, value);
+    return test_now(words, count, status, cmp, &value, 0, "test_all",
+                    [&](auto&&... a) { return test_all_now(a...); });
   }
   /// The index of a word left in that compares true now, or no_index.
-  template <AtomicWord T>
+  template <WaitWord T>
   std::size_t test_any(const T* words, std::size_t count, const int* status, Compare cmp, T value) {
-    check_waits(words, count, sizeof(T), cmp, "test_any");
-    progress();
-    return test_any_now(words, count, status, cmp, value);
+    return test_now(words, count, status, cmp, &value, 0, "test_any",
+                    [&](auto&&... a) { return test_any_now(a...); });
   }
   /// The indices of the words left in that compare true now, into `indices`; how many.
-  template <AtomicWord T>
+  template <WaitWord T>
   std::size_t test_some(const T* words, std::size_t count, std::size_t* indices, const int* status,
                         Compare cmp, T value) {
-    check_waits(words, count, sizeof(T), cmp, "test_some");
-    progress();
-    return test_some_now(words, count, indices, status, cmp, value);
+    return test_now(words, count, status, cmp, &value, 0, "test_some",
+                    [&](auto&&... a) { return test_some_now(indices, a...); });
+  }
+  /// test_all, word i against values[i].
+  template <WaitWord T>
+  bool test_all_vector(const T* words, std::size_t count, const int* status, Compare cmp,
+                       const T* values) {
+    check_values(values, "test_all_vector");
+    return test_now(words, count, status, cmp, values, 1, "test_all_vector",
+                    [&](auto&&... a) { return test_all_now(a...); });
+  }
+  /// test_any, word i against values[i].
+  template <WaitWord T>
+  std::size_t test_any_vector(const T* words, std::size_t count, const int* status, Compare cmp,
+                              const T* values) {
+    check_values(values, "test_any_vector");
+    return test_now(words, count, status, cmp, values, 1, "test_any_vector",
+                    [&](auto&&... a) { return test_any_now(a...); });
+  }
+  /// test_some, word i against values[i].
+  template <WaitWord T>
+  std::size_t test_some_vector(const T* words, std::size_t count, std::size_t* indices,
+                               const int* status, Compare cmp, const T* values) {
+    check_values(values, "test_some_vector");
+    return test_now(words, count, status, cmp, values, 1, "test_some_vector",
+                    [&](auto&&... a) { return test_some_now(indices, a...); });
   }
 
   /// A pointer through which this rank reaches `p`'s data with loads and
@@ -549,29 +584,70 @@ class Pgas {
       if (!left_out(status, i)) return false;
     return true;
   }
+  // Word i compares with values[i * stride]: stride 0 gives every word one value.
   template <class T>
   static bool test_all_now(const T* words, std::size_t count, const int* status, Compare cmp,
-                           T value) {
+                           const T* values, std::size_t stride) {
     for (std::size_t i = 0; i < count; ++i)
-      if (!left_out(status, i) && !compare(load_acquire(words + i), cmp, value)) return false;
+      if (!left_out(status, i) && !compare(load_acquire(words + i), cmp, values[i * stride]))
+        return false;
     return true;
   }
   template <class T>
   static std::size_t test_any_now(const T* words, std::size_t count, const int* status, Compare cmp,
-                                  T value) {
+                                  const T* values, std::size_t stride) {
     for (std::size_t i = 0; i < count; ++i)
-      if (!left_out(status, i) && compare(load_acquire(words + i), cmp, value)) return i;
+      if (!left_out(status, i) && compare(load_acquire(words + i), cmp, values[i * stride]))
+        return i;
     return no_index;
   }
   template <class T>
-  static std::size_t test_some_now(const T* words, std::size_t count, std::size_t* indices,
-                                   const int* status, Compare cmp, T value) {
+  static std::size_t test_some_now(std::size_t* indices, const T* words, std::size_t count,
+                                   const int* status, Compare cmp, const T* values,
+                                   std::size_t stride) {
     std::size_t found = 0;
     for (std::size_t i = 0; i < count; ++i)
-      if (!left_out(status, i) && compare(load_acquire(words + i), cmp, value))
+      if (!left_out(status, i) && compare(load_acquire(words + i), cmp, values[i * stride]))
         indices[found++] = i;
     return found;
   }
+  template <class T>
+  void wait_all(const T* words, std::size_t count, const int* status, Compare cmp, const T* values,
+                std::size_t stride, const char* operation) {
+    check_waits(words, count, sizeof(T), cmp, operation);
+    wait_local([&] { return test_all_now(words, count, status, cmp, values, stride); });
+  }
+  template <class T>
+  std::size_t wait_any(const T* words, std::size_t count, const int* status, Compare cmp,
+                       const T* values, std::size_t stride, const char* operation) {
+    check_waits(words, count, sizeof(T), cmp, operation);
+    if (all_left_out(count, status)) return no_index;
+    std::size_t found = no_index;
+    wait_local([&] {
+      return (found = test_any_now(words, count, status, cmp, values, stride)) != no_index;
+    });
+    return found;
+  }
+  template <class T>
+  std::size_t wait_some(const T* words, std::size_t count, std::size_t* indices, const int* status,
+                        Compare cmp, const T* values, std::size_t stride, const char* operation) {
+    check_waits(words, count, sizeof(T), cmp, operation);
+    if (all_left_out(count, status)) return 0;
+    std::size_t found = 0;
+    wait_local([&] {
+      return (found = test_some_now(indices, words, count, status, cmp, values, stride)) > 0;
+    });
+    return found;
+  }
+  // The test_* forms: checked, progress made, then `now` over the words.
+  template <class T, class Now>
+  auto test_now(const T* words, std::size_t count, const int* status, Compare cmp, const T* values,
+                std::size_t stride, const char* operation, Now&& now) {
+    check_waits(words, count, sizeof(T), cmp, operation);
+    progress();
+    return now(words, count, status, cmp, values, stride);
+  }
+  void check_values(const void* values, const char* operation) const;
   template <class Done>
   void wait_local(Done&& done) {
     unsigned idle = 0;

@@ -507,6 +507,12 @@ void Pgas::check_waits(const void* words, std::size_t count, std::size_t width, 
   check_wait(static_cast<const std::byte*>(words) + (count - 1) * width, width, cmp, operation);
 }
 
+void Pgas::check_values(const void* values, const char* operation) const {
+  if (values == nullptr)
+    throw Error(Errc::invalid_argument, rank_,
+                std::string(operation) + ": the array of values to compare with is null");
+}
+
 void Pgas::check_local(const void* buffer, std::size_t bytes, const char* operation,
                        const char* role) const {
   if (buffer == nullptr) [[unlikely]]
