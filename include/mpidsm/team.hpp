@@ -79,9 +79,10 @@ class Team {
   /// is not one (OpenSHMEM's shmem_team_translate_pe).
   int translate(int team_rank, const Team& other) const;
   /// Collective over this team: the members start, start+stride, ... (`size`
-  /// of them) form a new team; the other members get an empty team
-  /// (OpenSHMEM's shmem_team_split_strided). Errc::invalid_argument when the
-  /// triplet leaves the team.
+  /// of them, numbered in that order; a negative stride counts down, stride
+  /// 0 names one member) form a new team; the other members get an empty
+  /// team (OpenSHMEM's shmem_team_split_strided). Errc::invalid_argument when
+  /// the triplet leaves the team.
   Team split_strided(int start, int stride, int size) const;
 
   /// Collective: every member has reached it (no completion of puts: that

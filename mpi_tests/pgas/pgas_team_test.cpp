@@ -58,6 +58,11 @@ TEST_F(TeamTest, WorldSharedAndStridedTeamsNumberTheirRanks) {
   }
   EXPECT_MPIDSM_ERROR(world.split_strided(0, 1, n + 1), Errc::invalid_argument,
                       "leave the team of " + std::to_string(n));
+  EXPECT_MPIDSM_ERROR(world.split_strided(0, 0, 2), Errc::invalid_argument, "stride 0, size 2");
+  EXPECT_MPIDSM_ERROR(world.split_strided(0, -1, 2), Errc::invalid_argument, "stride -1");
+  // Counting down from the last rank: the team numbers its members in reverse.
+  Team reversed = world.split_strided(n - 1, -1, n);
+  EXPECT_EQ(reversed.rank(), n - 1 - world.rank());
   EXPECT_MPIDSM_ERROR(world.pgas_rank(n), Errc::invalid_rank, "outside the team");
   Team nobody;
   EXPECT_MPIDSM_ERROR(nobody.sync(), Errc::invalid_state, "not a member of the team");

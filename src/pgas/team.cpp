@@ -169,16 +169,25 @@ int Team::translate(int team_rank, const Team& other) const {
 
 Team Team::split_strided(int start, int stride, int size) const {
   check_member("Team::split_strided");
+  // Strides may be negative (members in reverse order) and 0 for one member.
   const long long last = start + static_cast<long long>(stride) * (size - 1);
-  if (start < 0 || start >= size_ || stride < 1 || size < 1 || last >= size_)
+  if (start < 0 || start >= size_ || size < 1 || last < 0 || last >= size_ ||
+      (stride == 0 && size > 1))
     throw Error(Errc::invalid_argument, world_rank(world_),
                 "Team::split_strided: start " + std::to_string(start) + ", stride " +
                     std::to_string(stride) + ", size " + std::to_string(size) +
                     " leave the team of " + std::to_string(size_));
-  const bool member = rank_ >= start && (rank_ - start) % stride == 0 && rank_ <= last;
+  // This member's place in the new team, or -1.
+  const long long offset = rank_ - start;
+  long long place = -1;
+  if (stride == 0)
+    place = offset == 0 ? 0 : -1;
+  else if (offset % stride == 0 && offset / stride >= 0 && offset / stride < size)
+    place = offset / stride;
   MPI_Comm part = MPI_COMM_NULL;
-  detail::check_mpi(world_rank(world_), "MPI_Comm_split in Team::split_strided",
-                    MPI_Comm_split(comm_, member ? 0 : MPI_UNDEFINED, rank_, &part));
+  detail::check_mpi(
+      world_rank(world_), "MPI_Comm_split in Team::split_strided",
+      MPI_Comm_split(comm_, place >= 0 ? 0 : MPI_UNDEFINED, static_cast<int>(place), &part));
   return Team(*runtime_, part);
 }
 
