@@ -1,8 +1,9 @@
 # Installs the build tree into a scratch prefix, then uses it as users do:
 #  - the installed mpidsm_info runs without LD_LIBRARY_PATH (install RPATH);
 #  - tests/package builds with find_package(mpidsm) and runs under mpirun;
-#  - a C program, a C++ program and a JIAJIA program build with pkg-config
-#    alone, and with the compiler wrappers mpidsmcc and mpidsmcxx, and run
+#  - a C program, a C++ program, a JIAJIA program and an OpenSHMEM program
+#    build with pkg-config alone, and with the compiler wrappers mpidsmcc,
+#    mpidsmcxx and mpidsm-oshcc, and run
 #    under mpirun without LD_LIBRARY_PATH;
 #  - the HTML API reference is installed;
 #  - a project that adds the source tree with add_subdirectory configures
@@ -23,6 +24,8 @@ run_step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/package -B ${SCRATCH}/build
          -DCMAKE_PREFIX_PATH=${prefix})
 run_step(${CMAKE_COMMAND} --build ${SCRATCH}/build)
 run_step(${MPIEXEC} -np 1 ${SCRATCH}/build/consumer)
+message(STATUS "${out}")
+run_step(${MPIEXEC} -np 1 ${SCRATCH}/build/shmem_consumer)
 message(STATUS "${out}")
 
 file(GLOB_RECURSE pc_files ${prefix}/*/mpidsm.pc)
@@ -47,6 +50,7 @@ build_with_pkg_config(mpidsm cc c11 main.c)
 # C++: the flags keep Open MPI's C++ bindings out.
 build_with_pkg_config(mpidsm c++ c++20 main.cpp)
 build_with_pkg_config(mpidsm-jia cc c11 jia_main.c)
+build_with_pkg_config(mpidsm-shmem cc c11 shmem_main.c)
 
 # The wrappers, as mpicc is used: no flags of the user's own.
 function(build_with_wrapper wrapper source)
@@ -59,6 +63,7 @@ endfunction()
 build_with_wrapper(mpidsmcc main.c)
 build_with_wrapper(mpidsmcxx main.cpp)
 build_with_wrapper(mpidsmcc jia_main.c -lmpidsm_jia)
+build_with_wrapper(mpidsm-oshcc shmem_main.c)
 run_step(${prefix}/bin/mpidsmcxx --showme -c x.cpp)
 if(NOT out MATCHES "-std=c\\+\\+20" OR out MATCHES "-lmpidsm")
   message(FATAL_ERROR "mpidsmcxx --showme -c: expected C++20 and no libraries:\n${out}")
