@@ -47,10 +47,11 @@ namespace detail {
 /// One collective allocation. Records are kept (and reused) by the Pgas, so a
 /// global pointer can always ask whether its allocation is still alive.
 struct Allocation {
-  std::size_t offset = 0;        ///< in the symmetric heap
+  std::size_t offset = 0;        ///< in the symmetric heap (0 in a segment)
   std::size_t bytes = 0;         ///< as requested
   std::uint64_t generation = 0;  ///< 0 once freed
   const void* owner = nullptr;   ///< the Pgas whose heap holds it
+  std::size_t segment = 0;       ///< 0: the heap; n: the Pgas's n-th added segment
 };
 
 /// A global address: an allocation, its generation when the pointer was made,
@@ -540,6 +541,14 @@ class Pgas {
   /// Whether `rank`'s heap is reached with loads and stores from here.
   bool direct(int rank) const;
 
+  /// Collective: [base, base+bytes) on every rank becomes symmetric beside
+  /// the heap, one allocation that global() and every operation take, at
+  /// the same offsets on every rank: for a program's static data, whose
+  /// layout is the same in every process of one executable (OpenSHMEM's
+  /// global and static variables). Every rank must pass the same size.
+  /// Operations on it go through UCX (this rank's own copy: loads and stores).
+  void add_symmetric_segment(void* base, std::size_t bytes);
+
  private:
   /// request: the returned Request completes locally; at_quiet: quiet() completes it.
   enum class Completion { request, at_quiet };
@@ -672,6 +681,11 @@ class Pgas {
                     Completion completion, const char* operation);
   Request get_bytes(void* dst, const detail::GlobalAddress& src, std::size_t bytes,
                     Completion completion, const char* operation);
+  // Memory added beside the heap (add_symmetric_segment).
+  struct Segment;
+  // put_bytes and get_bytes into an added segment.
+  Request segment_transfer(Segment& segment, int rank, std::size_t offset, void* local,
+                           std::size_t bytes, bool is_put, Completion completion);
   void strided(bool is_put, const detail::GlobalAddress& remote, void* local, std::size_t element,
                std::ptrdiff_t remote_stride, std::ptrdiff_t local_stride, std::size_t block,
                std::size_t blocks);

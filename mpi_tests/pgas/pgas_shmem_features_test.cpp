@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <iterator>
 #include <memory>
 #include <numeric>
 #include <vector>
@@ -21,6 +23,39 @@ using testing::fill_pattern;
 using testing::first_mismatch;
 
 using PgasFeatures = testing::WorldPgasTest;
+
+// A program's static data, made symmetric beside the heap.
+std::uint64_t segment_words[64];
+
+TEST_F(PgasFeatures, AnAddedSegmentIsReachedAtTheSameOffsets) {
+  Pgas& p = *pgas_;
+  const int me = p.rank(), n = p.size(), next = (me + 1) % n, prev = (me + n - 1) % n;
+  std::fill(std::begin(segment_words), std::end(segment_words), 0);
+  p.add_symmetric_segment(segment_words, sizeof segment_words);
+  const std::uint64_t mine[2] = {100u + me, 200u + me};
+  p.put(p.global(segment_words + 2, next), mine, 2);
+  p.atomic_add(p.global(segment_words + 10, 0), std::uint64_t{1});
+  p.put_signal(p.global(segment_words + 20, next), mine, 2, p.global(segment_words + 30, next), 1,
+               SignalOp::set);
+  EXPECT_EQ(p.wait_until(segment_words + 30, Compare::eq, std::uint64_t{1}), 1u);
+  p.barrier();
+  EXPECT_EQ(segment_words[2], 100u + prev);
+  EXPECT_EQ(segment_words[3], 200u + prev);
+  EXPECT_EQ(segment_words[21], 200u + prev);
+  EXPECT_EQ(p.atomic_fetch(p.global(segment_words + 10, 0)), static_cast<std::uint64_t>(n));
+  std::uint64_t back[2] = {};
+  p.get(back, p.global(segment_words + 2, next), 2);
+  EXPECT_EQ(back[0], 100u + me);
+  EXPECT_EQ(p.local_pointer(p.global(segment_words + 2, me)), segment_words + 2);
+  if (n > 1) {
+    EXPECT_EQ(p.local_pointer(p.global(segment_words + 2, next)), nullptr);
+    EXPECT_MPIDSM_ERROR(p.add_symmetric_segment(segment_words, me == 0 ? 8 : 16),
+                        Errc::collective_mismatch, "same executable");
+  }
+  EXPECT_MPIDSM_ERROR(p.get(back, p.global(segment_words + 63, next), 2), Errc::out_of_range,
+                      "outside the 512-byte allocation");
+  p.barrier();
+}
 
 // Memory a freed allocation dirtied comes back zeroed, on every rank, before
 // any rank can reach it.

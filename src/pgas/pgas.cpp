@@ -55,6 +55,12 @@ std::string describe_pointer(const char* operation, int rank) {
 
 }  // namespace
 
+struct Pgas::Segment {
+  MemoryRegion region;
+  std::byte* base = nullptr;
+  detail::Allocation allocation;
+};
+
 struct Pgas::State {
   Runtime& runtime;
   Transport& transport;
@@ -72,6 +78,7 @@ struct Pgas::State {
   std::uint64_t next_generation = 1;
   bool ucx_pending = false;                   // UCX operations issued since the last quiet
   std::optional<detail::PutCalls> put_calls;  // small puts to peers reached through messages
+  std::deque<Segment> segments;               // stable: allocations point into them
 
   State(Runtime& rt, std::size_t heap_size)
       : runtime(rt), transport(rt.transport()), allocator(heap_size) {}
@@ -104,6 +111,11 @@ struct Pgas::State {
                       ", " + std::to_string(p.byte + bytes) + ") are outside the " +
                       std::to_string(p.allocation->bytes) + "-byte allocation");
     return p.allocation->offset + p.byte;
+  }
+
+  // The segment a checked address lies in, or null for the heap.
+  Segment* segment_of(const detail::GlobalAddress& p) {
+    return p.allocation->segment ? &segments[p.allocation->segment - 1] : nullptr;
   }
 };
 
@@ -174,6 +186,7 @@ Pgas::~Pgas() {
   }
   try {
     quiet();
+    for (Segment& segment : state_->segments) state_->transport.deregister(segment.region);
     state_->transport.deregister(state_->heap);
     state_->transport.deregister(state_->barrier_words);
   } catch (const Error& e) {
@@ -277,6 +290,10 @@ detail::GlobalAddress Pgas::symmetric_address(const void* local, int rank,
           offset < allocation.offset + allocation.bytes)
         return {&allocation, allocation.generation, rank, offset - allocation.offset};
   }
+  for (const Segment& segment : s.segments)
+    if (at >= segment.base && at < segment.base + segment.allocation.bytes)
+      return {&segment.allocation, segment.allocation.generation, rank,
+              static_cast<std::size_t>(at - segment.base)};
   throw Error(Errc::unregistered, rank_,
               std::string(operation) + ": address " + detail::describe_address(local) +
                   " is in no live allocation of this rank's symmetric heap");
@@ -288,6 +305,9 @@ Request Pgas::put_bytes(const detail::GlobalAddress& dst, const void* src, std::
   const std::size_t offset = s.resolve(dst, bytes, operation);
   if (bytes == 0) return Request();
   check_local(src, bytes, operation, "source");
+  if (Segment* segment = s.segment_of(dst)) [[unlikely]]
+    return segment_transfer(*segment, dst.rank, offset, const_cast<void*>(src), bytes, true,
+                            completion);
   if (std::byte* base = s.direct_base[dst.rank]) {
     // The same checks as UCX's path (a DSM buffer must lie in an allocation).
     detail::ScopedPin pin(src, bytes, false);
@@ -318,6 +338,8 @@ Request Pgas::get_bytes(void* dst, const detail::GlobalAddress& src, std::size_t
   const std::size_t offset = s.resolve(src, bytes, operation);
   if (bytes == 0) return Request();
   check_local(dst, bytes, operation, "destination");
+  if (Segment* segment = s.segment_of(src)) [[unlikely]]
+    return segment_transfer(*segment, src.rank, offset, dst, bytes, false, completion);
   if (std::byte* base = s.direct_base[src.rank]) {
     detail::ScopedPin pin(dst, bytes, true);
     std::memcpy(dst, base + offset, bytes);
@@ -374,6 +396,52 @@ void Pgas::strided(bool is_put, const detail::GlobalAddress& remote, void* local
   }
 }
 
+void Pgas::add_symmetric_segment(void* base, std::size_t bytes) {
+  State& s = live("add_symmetric_segment");
+  detail::require_mpi_callable(rank_, "Pgas::add_symmetric_segment");
+  const long long mine[] = {static_cast<long long>(bytes)};
+  const detail::ValueRange sizes =
+      detail::value_range(s.runtime.comm(), rank_, mine, "Pgas::add_symmetric_segment");
+  if (!sizes.uniform())
+    throw Error(Errc::collective_mismatch, rank_,
+                "add_symmetric_segment: ranks passed different sizes (smallest " +
+                    std::to_string(sizes.low[0]) + " bytes, largest " +
+                    std::to_string(sizes.high[0]) + ", this rank " + std::to_string(bytes) +
+                    "): is every rank running the same executable?");
+  Segment& segment = s.segments.emplace_back();
+  try {
+    segment.region = s.transport.register_memory(base, bytes);
+  } catch (...) {
+    s.segments.pop_back();  // the failure was agreed: every rank is here
+    throw;
+  }
+  segment.base = static_cast<std::byte*>(base);
+  segment.allocation = {0, bytes, s.next_generation++, &s, s.segments.size()};
+}
+
+Request Pgas::segment_transfer(Segment& segment, int rank, std::size_t offset, void* local,
+                               std::size_t bytes, bool is_put, Completion completion) {
+  State& s = *state_;
+  if (rank == rank_) {  // this rank's own copy: no transport
+    detail::ScopedPin pin(local, bytes, !is_put);
+    if (is_put)
+      std::memmove(segment.base + offset, local, bytes);
+    else
+      std::memmove(local, segment.base + offset, bytes);
+    return Request();
+  }
+  s.put_calls->send(rank);  // ordered after the gathered puts issued before it
+  s.ucx_pending = true;
+  if (completion == Completion::request)
+    return is_put ? s.transport.put_nb(rank, segment.region, offset, local, bytes)
+                  : s.transport.get_nb(rank, segment.region, offset, local, bytes);
+  if (is_put)
+    s.transport.put_nbi(rank, segment.region, offset, local, bytes);
+  else
+    s.transport.get_nbi(rank, segment.region, offset, local, bytes);
+  return Request();
+}
+
 void Pgas::fence() {
   State& s = live("fence");
   std::atomic_thread_fence(std::memory_order_release);
@@ -428,7 +496,9 @@ std::uint64_t Pgas::atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, st
                 describe_pointer(operation, p.rank) + ": byte " + std::to_string(p.byte) +
                     " of the allocation is not aligned to the " + std::to_string(width) +
                     "-byte word");
-  if (s.direct_atomics) {
+  const Segment* segment = s.segment_of(p);
+  const MemoryRegion& region = segment ? segment->region : s.heap;
+  if (s.direct_atomics && !segment) {
     void* word = s.direct_base[p.rank] + offset;
     return width == 4 ? cpu_atomic<std::uint32_t>(op, word, operand, compare)
                       : cpu_atomic<std::uint64_t>(op, word, operand, compare);
@@ -437,17 +507,17 @@ std::uint64_t Pgas::atomic_bytes(AtomicOp op, const detail::GlobalAddress& p, st
   if (!fetch) {
     s.ucx_pending = true;
     if (width == 4)
-      s.transport.atomic_post<std::uint32_t>(op, p.rank, s.heap, offset,
+      s.transport.atomic_post<std::uint32_t>(op, p.rank, region, offset,
                                              static_cast<std::uint32_t>(operand));
     else
-      s.transport.atomic_post<std::uint64_t>(op, p.rank, s.heap, offset, operand);
+      s.transport.atomic_post<std::uint64_t>(op, p.rank, region, offset, operand);
     return 0;
   }
   if (width == 4)
-    return s.transport.atomic_fetch<std::uint32_t>(op, p.rank, s.heap, offset,
+    return s.transport.atomic_fetch<std::uint32_t>(op, p.rank, region, offset,
                                                    static_cast<std::uint32_t>(operand),
                                                    static_cast<std::uint32_t>(compare));
-  return s.transport.atomic_fetch<std::uint64_t>(op, p.rank, s.heap, offset, operand, compare);
+  return s.transport.atomic_fetch<std::uint64_t>(op, p.rank, region, offset, operand, compare);
 }
 
 void Pgas::put_signal_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,
@@ -465,7 +535,8 @@ void Pgas::put_signal_bytes(const detail::GlobalAddress& dst, const void* src, s
                     " but the signal word is on rank " + std::to_string(signal.rank));
   if (signal_offset % sizeof(std::uint64_t) != 0)
     throw Error(Errc::invalid_argument, rank_, "put_signal: signal word is not 8-byte aligned");
-  if (!s.direct_base[dst.rank] && s.put_calls->takes(bytes)) {
+  const bool in_heap = !dst.allocation->segment && !signal.allocation->segment;
+  if (in_heap && !s.direct_base[dst.rank] && s.put_calls->takes(bytes)) {
     const std::size_t offset = s.resolve(dst, bytes, "put_signal");
     check_local(src, bytes, "put_signal", "source");
     s.ucx_pending = true;
@@ -494,6 +565,8 @@ void* Pgas::direct_address(const detail::GlobalAddress& p, std::size_t bytes,
   const std::size_t offset = s.resolve(p, bytes, operation);
   // This rank's own data is always here, even when MPIDSM_DIRECT_ACCESS=off
   // sends its operations through UCX.
+  if (const Segment* segment = s.segment_of(p))
+    return p.rank == rank_ ? segment->base + offset : nullptr;
   std::byte* base = p.rank == rank_ ? s.local_base : s.direct_base[p.rank];
   return base ? base + offset : nullptr;
 }

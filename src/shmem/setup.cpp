@@ -8,10 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "library.hpp"
 #include "mpidsm/version.h"
+#include "static_data.hpp"
 
 struct mpidsm_shmem_team mpidsm_shmem_team_world;
 struct mpidsm_shmem_team mpidsm_shmem_team_shared;
@@ -67,10 +69,14 @@ int start(int requested, const char* function) {
   } else {
     MPI_Query_thread(&mpi_level);
   }
-  the_library = new Library(!initialized);
-  the_library->thread_level = std::min(requested, shmem_level_of(mpi_level));
-  mpidsm_shmem_team_world.team = Team::world(the_library->pgas);
-  mpidsm_shmem_team_shared.team = Team::shared(the_library->pgas);
+  auto made = std::make_unique<Library>(!initialized);
+  made->thread_level = std::min(requested, shmem_level_of(mpi_level));
+  // Global and static variables are symmetric, as the specification asks.
+  if (const StaticData data = program_static_data(); data.bytes > 0)
+    made->pgas.add_symmetric_segment(data.base, data.bytes);
+  mpidsm_shmem_team_world.team = Team::world(made->pgas);
+  mpidsm_shmem_team_shared.team = Team::shared(made->pgas);
+  the_library = made.release();
   init_calls = 1;
   return the_library->thread_level;
 }
