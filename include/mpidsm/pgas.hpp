@@ -541,6 +541,21 @@ class Pgas {
   /// Whether `rank`'s heap is reached with loads and stores from here.
   bool direct(int rank) const;
 
+  // --- OpenSHMEM's addressing: data named by this rank's copy -----------------
+  // For faces that name remote data as shmem.h does: `dest` (put_to),
+  // `source` (get_from) or `word` (atomic_at) lies in this rank's symmetric
+  // memory, and the operation reaches the same object on `rank`: one lookup,
+  // then the paths and completion rules of put, get and the atomics (nbi:
+  // complete at quiet()). Errors as theirs.
+  /// `bytes` from `source` to the object at `dest` on `rank`.
+  void put_to(void* dest, const void* source, std::size_t bytes, int rank, bool nbi);
+  /// `bytes` of the object at `source` on `rank` into `dest`.
+  void get_from(void* dest, const void* source, std::size_t bytes, int rank, bool nbi);
+  /// An atomic on the 4- or 8-byte word at `word` on `rank`: the old value
+  /// when `fetch` (compare: compare_swap's expected value).
+  std::uint64_t atomic_at(AtomicOp op, const void* word, std::size_t width, int rank,
+                          std::uint64_t operand, std::uint64_t compare, bool fetch);
+
   /// Collective: [base, base+bytes) on every rank becomes symmetric beside
   /// the heap, one allocation that global() and every operation take, at
   /// the same offsets on every rank: for a program's static data, whose
@@ -683,6 +698,11 @@ class Pgas {
                     Completion completion, const char* operation);
   // Memory added beside the heap (add_symmetric_segment).
   struct Segment;
+  // Where [local, local+bytes) of this rank's heap is mapped for `rank`, or
+  // null when the general path must take it (another path, a segment, or an
+  // address the last lookup did not find: that path checks and reports).
+  std::byte* direct_target(const void* local, std::size_t bytes, int rank,
+                           const char* operation) const;
   // put_bytes and get_bytes into an added segment.
   Request segment_transfer(Segment& segment, int rank, std::size_t offset, void* local,
                            std::size_t bytes, bool is_put, Completion completion);

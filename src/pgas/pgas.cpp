@@ -79,6 +79,8 @@ struct Pgas::State {
   bool ucx_pending = false;                   // UCX operations issued since the last quiet
   std::optional<detail::PutCalls> put_calls;  // small puts to peers reached through messages
   std::deque<Segment> segments;               // stable: allocations point into them
+  // The allocation symmetric_address found last (any thread may look and set).
+  alignas(64) std::atomic<const detail::Allocation*> last_found{nullptr};
 
   State(Runtime& rt, std::size_t heap_size)
       : runtime(rt), transport(rt.transport()), allocator(heap_size) {}
@@ -111,6 +113,12 @@ struct Pgas::State {
                       ", " + std::to_string(p.byte + bytes) + ") are outside the " +
                       std::to_string(p.allocation->bytes) + "-byte allocation");
     return p.allocation->offset + p.byte;
+  }
+
+  // Where this rank's copy of an allocation starts.
+  const std::byte* start_of(const detail::Allocation& allocation) const {
+    return allocation.segment ? segments[allocation.segment - 1].base
+                              : local_base + allocation.offset;
   }
 
   // The segment a checked address lies in, or null for the heap.
@@ -281,22 +289,81 @@ void* Pgas::local_address(const detail::Allocation& allocation) const {
 
 detail::GlobalAddress Pgas::symmetric_address(const void* local, int rank,
                                               const char* operation) const {
-  const State& s = live(operation);
+  State& s = live(operation);
   const auto* at = static_cast<const std::byte*>(local);
+  // Programs address one object many times in a row: the last one found first.
+  if (const detail::Allocation* last = s.last_found.load(std::memory_order_relaxed);
+      last && last->generation != 0) {
+    const std::byte* start = s.start_of(*last);
+    if (at >= start && at < start + last->bytes)
+      return {last, last->generation, rank, static_cast<std::size_t>(at - start)};
+  }
+  auto found = [&](const detail::Allocation& allocation) -> detail::GlobalAddress {
+    s.last_found.store(&allocation, std::memory_order_relaxed);
+    return {&allocation, allocation.generation, rank,
+            static_cast<std::size_t>(at - s.start_of(allocation))};
+  };
   if (at >= s.local_base) {
     const auto offset = static_cast<std::size_t>(at - s.local_base);
     for (const detail::Allocation& allocation : s.allocations)
       if (allocation.generation != 0 && offset >= allocation.offset &&
           offset < allocation.offset + allocation.bytes)
-        return {&allocation, allocation.generation, rank, offset - allocation.offset};
+        return found(allocation);
   }
   for (const Segment& segment : s.segments)
     if (at >= segment.base && at < segment.base + segment.allocation.bytes)
-      return {&segment.allocation, segment.allocation.generation, rank,
-              static_cast<std::size_t>(at - segment.base)};
+      return found(segment.allocation);
   throw Error(Errc::unregistered, rank_,
               std::string(operation) + ": address " + detail::describe_address(local) +
                   " is in no live allocation of this rank's symmetric heap");
+}
+
+std::byte* Pgas::direct_target(const void* local, std::size_t bytes, int rank,
+                               const char* operation) const {
+  State& s = live(operation);
+  if (rank < 0 || rank >= size_ || !s.direct_base[rank]) return nullptr;
+  const detail::Allocation* last = s.last_found.load(std::memory_order_relaxed);
+  if (!last || last->generation == 0 || last->segment) return nullptr;
+  const auto* at = static_cast<const std::byte*>(local);
+  const std::byte* start = s.local_base + last->offset;
+  if (at < start || at > start + last->bytes || bytes > last->bytes - std::size_t(at - start))
+    return nullptr;
+  return s.direct_base[rank] + (at - s.local_base);
+}
+
+void Pgas::put_to(void* dest, const void* source, std::size_t bytes, int rank, bool nbi) {
+  if (std::byte* to = direct_target(dest, bytes, rank, "put"); to && source) [[likely]] {
+    detail::ScopedPin pin(source, bytes, false);
+    std::memcpy(to, source, bytes);
+    return;
+  }
+  const char* operation = nbi ? "put_nbi" : "put";
+  put_bytes(symmetric_address(dest, rank, operation), source, bytes,
+            nbi ? Completion::at_quiet : Completion::request, operation)
+      .wait();
+}
+
+void Pgas::get_from(void* dest, const void* source, std::size_t bytes, int rank, bool nbi) {
+  if (const std::byte* from = direct_target(source, bytes, rank, "get"); from && dest) [[likely]] {
+    detail::ScopedPin pin(dest, bytes, true);
+    std::memcpy(dest, from, bytes);
+    return;
+  }
+  const char* operation = nbi ? "get_nbi" : "get";
+  get_bytes(dest, symmetric_address(source, rank, operation), bytes,
+            nbi ? Completion::at_quiet : Completion::request, operation)
+      .wait();
+}
+
+std::uint64_t Pgas::atomic_at(AtomicOp op, const void* word, std::size_t width, int rank,
+                              std::uint64_t operand, std::uint64_t compare, bool fetch) {
+  if (state_ && state_->direct_atomics && reinterpret_cast<std::uintptr_t>(word) % width == 0 &&
+      (width == 4 || width == 8))
+    if (std::byte* at = direct_target(word, width, rank, "atomic")) [[likely]]
+      return width == 4 ? cpu_atomic<std::uint32_t>(op, at, operand, compare)
+                        : cpu_atomic<std::uint64_t>(op, at, operand, compare);
+  return atomic_bytes(op, symmetric_address(word, rank, fetch ? "atomic fetch" : "atomic"), width,
+                      operand, compare, fetch);
 }
 
 Request Pgas::put_bytes(const detail::GlobalAddress& dst, const void* src, std::size_t bytes,

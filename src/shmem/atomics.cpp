@@ -1,8 +1,9 @@
 // Atomics of every standard, extended and bitwise type, fetching and not,
 // blocking and _nbi, with and without a context, and the deprecated
-// OpenSHMEM 1.3 names. Each type goes through the PGAS face's atomics on the
-// unsigned word of its width (two's complement makes add and compare_swap
-// the same operations on it; float and double travel as their bits).
+// OpenSHMEM 1.3 names. Each type goes through the PGAS face's atomic_at on
+// the unsigned word of its width (two's complement makes add and
+// compare_swap the same operations on it; float and double travel as their
+// bits).
 #include <bit>
 #include <cstdint>
 #include <string>
@@ -16,10 +17,6 @@ template <class T>
 using Word = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
 static_assert(sizeof(long) == 8 && sizeof(long long) == 8, "an LP64 target");
 
-template <class T>
-global_ptr<Word<T>> word(Pgas& p, shmem_ctx_t ctx, const T* dest, int pe, const char* f) {
-  return p.global(reinterpret_cast<const Word<T>*>(dest), world_pe(ctx, pe, f));
-}
 // Names a type of several words (unsigned long long) so that Type<TYPE>{} works.
 template <class T>
 using Type = T;
@@ -43,42 +40,47 @@ enum class Op {
   bit_xor
 };
 
-// One atomic: the old value for the fetching ones (T{} for the others).
+// One atomic on the word of T's width at `dest` on `pe`: the old value for
+// the fetching ones (T{} for the others).
 template <class T>
 T atomic(const char* f, Op op, shmem_ctx_t ctx, const T* dest, T value, T cond, int pe) noexcept {
   return guarded(f, [&]() -> T {
     Pgas& p = pgas(f);
-    const auto w = word(p, ctx, dest, pe, f);
+    const int rank = world_pe(ctx, pe, f);
+    auto run = [&](AtomicOp code, Word<T> operand, Word<T> expected, bool fetch) {
+      return static_cast<Word<T>>(
+          p.atomic_at(code, dest, sizeof(T), rank, operand, expected, fetch));
+    };
     const Word<T> v = bits(value);
     switch (op) {
       case Op::fetch:
-        return std::bit_cast<T>(p.atomic_fetch(w));
-      case Op::set:
-        p.atomic_set(w, v);
+        return std::bit_cast<T>(run(AtomicOp::add, 0, 0, true));
+      case Op::set:  // a swap: UCX has no plain atomic store
+        run(AtomicOp::swap, v, 0, true);
         return T{};
       case Op::swap:
-        return std::bit_cast<T>(p.atomic_swap(w, v));
+        return std::bit_cast<T>(run(AtomicOp::swap, v, 0, true));
       case Op::fetch_add:
-        return std::bit_cast<T>(p.atomic_fetch_add(w, v));
+        return std::bit_cast<T>(run(AtomicOp::add, v, 0, true));
       case Op::add:
-        p.atomic_add(w, v);
+        run(AtomicOp::add, v, 0, false);
         return T{};
       case Op::compare_swap:
-        return std::bit_cast<T>(p.atomic_compare_swap(w, bits(cond), v));
+        return std::bit_cast<T>(run(AtomicOp::compare_swap, v, bits(cond), true));
       case Op::fetch_and:
-        return std::bit_cast<T>(p.atomic_fetch_and(w, v));
+        return std::bit_cast<T>(run(AtomicOp::bit_and, v, 0, true));
       case Op::bit_and:
-        p.atomic_and(w, v);
+        run(AtomicOp::bit_and, v, 0, false);
         return T{};
       case Op::fetch_or:
-        return std::bit_cast<T>(p.atomic_fetch_or(w, v));
+        return std::bit_cast<T>(run(AtomicOp::bit_or, v, 0, true));
       case Op::bit_or:
-        p.atomic_or(w, v);
+        run(AtomicOp::bit_or, v, 0, false);
         return T{};
       case Op::fetch_xor:
-        return std::bit_cast<T>(p.atomic_fetch_xor(w, v));
+        return std::bit_cast<T>(run(AtomicOp::bit_xor, v, 0, true));
       case Op::bit_xor:
-        p.atomic_xor(w, v);
+        run(AtomicOp::bit_xor, v, 0, false);
         return T{};
     }
     return T{};

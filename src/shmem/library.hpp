@@ -44,16 +44,28 @@ struct Library {
   std::unordered_map<const long*, std::uint32_t> held_locks;
 };
 
+// What shmem_init made, or null outside shmem_init ... shmem_finalize.
+extern Library* the_library;
+[[noreturn]] void throw_not_initialized(const char* function);
 // The library, or Errc::not_initialized naming `function` outside
 // shmem_init ... shmem_finalize.
-Library& library(const char* function);
+inline Library& library(const char* function) {
+  if (!the_library) [[unlikely]]
+    throw_not_initialized(function);
+  return *the_library;
+}
 inline Pgas& pgas(const char* function) {
   return library(function).pgas;
 }
 
 // The PGAS rank (MPI_COMM_WORLD rank) of `pe` as `ctx` numbers it: the PEs
 // of the context's team.
-int world_pe(shmem_ctx_t ctx, int pe, const char* function);
+int team_pe(shmem_ctx_t ctx, int pe, const char* function);
+inline int world_pe(shmem_ctx_t ctx, int pe, const char* function) {
+  if (ctx == SHMEM_CTX_DEFAULT) [[likely]]
+    return pe;
+  return team_pe(ctx, pe, function);
+}
 // The team behind a handle; SHMEM_TEAM_INVALID is an error naming `function`.
 const Team& team_of(shmem_team_t team, const char* function);
 // SHMEM_CMP_* as the PGAS face's comparison.

@@ -24,39 +24,39 @@ SignalOp signal_op_of(int sig_op, const char* function) {
                   " is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD");
 }
 
+// Contiguous transfers name the remote object by this PE's copy, as the PGAS
+// face's put_to and get_from do: one lookup per call.
+template <class T>
+void transfer(const char* f, bool is_put, bool nbi, shmem_ctx_t ctx, void* dest, const void* source,
+              std::size_t n, int pe) noexcept {
+  guarded(f, [&] {
+    Pgas& p = pgas(f);
+    const std::size_t bytes = array_bytes(n, sizeof(T), p.rank(), f);
+    if (is_put)
+      p.put_to(dest, source, bytes, world_pe(ctx, pe, f), nbi);
+    else
+      p.get_from(dest, source, bytes, world_pe(ctx, pe, f), nbi);
+  });
+}
 template <class T>
 void put(const char* f, shmem_ctx_t ctx, void* dest, const void* source, std::size_t n,
          int pe) noexcept {
-  guarded(f, [&] {
-    Pgas& p = pgas(f);
-    p.put(p.global(static_cast<T*>(dest), world_pe(ctx, pe, f)), static_cast<const T*>(source), n);
-  });
+  transfer<T>(f, true, false, ctx, dest, source, n, pe);
 }
 template <class T>
 void get(const char* f, shmem_ctx_t ctx, void* dest, const void* source, std::size_t n,
          int pe) noexcept {
-  guarded(f, [&] {
-    Pgas& p = pgas(f);
-    p.get(static_cast<T*>(dest), p.global(static_cast<const T*>(source), world_pe(ctx, pe, f)), n);
-  });
+  transfer<T>(f, false, false, ctx, dest, source, n, pe);
 }
 template <class T>
 void put_nbi(const char* f, shmem_ctx_t ctx, void* dest, const void* source, std::size_t n,
              int pe) noexcept {
-  guarded(f, [&] {
-    Pgas& p = pgas(f);
-    p.put_nbi(p.global(static_cast<T*>(dest), world_pe(ctx, pe, f)), static_cast<const T*>(source),
-              n);
-  });
+  transfer<T>(f, true, true, ctx, dest, source, n, pe);
 }
 template <class T>
 void get_nbi(const char* f, shmem_ctx_t ctx, void* dest, const void* source, std::size_t n,
              int pe) noexcept {
-  guarded(f, [&] {
-    Pgas& p = pgas(f);
-    p.get_nbi(static_cast<T*>(dest), p.global(static_cast<const T*>(source), world_pe(ctx, pe, f)),
-              n);
-  });
+  transfer<T>(f, false, true, ctx, dest, source, n, pe);
 }
 // OpenSHMEM's strides count elements, as the PGAS face's do; one element per block.
 template <class T>

@@ -22,7 +22,6 @@ struct mpidsm_shmem_ctx mpidsm_shmem_ctx_default;
 namespace mpidsm::shmem {
 namespace {
 
-Library* the_library = nullptr;
 int init_calls = 0;  // shmem_init calls not yet matched by shmem_finalize
 
 int mpi_level_of(int shmem_level) {
@@ -85,16 +84,15 @@ int start(int requested, const char* function) {
 
 Library::Library(bool started) : started_mpi(started), runtime(MPI_COMM_WORLD), pgas(runtime) {}
 
-Library& library(const char* function) {
-  if (!the_library) [[unlikely]]
-    throw Error(Errc::not_initialized, no_rank,
-                std::string(function) + ": called outside shmem_init ... shmem_finalize");
-  return *the_library;
+Library* the_library = nullptr;
+
+void throw_not_initialized(const char* function) {
+  throw Error(Errc::not_initialized, no_rank,
+              std::string(function) + ": called outside shmem_init ... shmem_finalize");
 }
 
-int world_pe(shmem_ctx_t ctx, int pe, const char* function) {
-  if (ctx == SHMEM_CTX_DEFAULT || (ctx && ctx->team == SHMEM_TEAM_WORLD)) [[likely]]
-    return pe;
+int team_pe(shmem_ctx_t ctx, int pe, const char* function) {
+  if (ctx && ctx->team == SHMEM_TEAM_WORLD) return pe;
   if (!ctx)
     throw Error(Errc::invalid_argument, no_rank,
                 std::string(function) + ": the context is SHMEM_CTX_INVALID");
