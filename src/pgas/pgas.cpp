@@ -318,6 +318,23 @@ detail::GlobalAddress Pgas::symmetric_address(const void* local, int rank,
                   " is in no live allocation of this rank's symmetric heap");
 }
 
+namespace {
+
+// memcpy, with `local` (a buffer of the caller's) pinned while it runs when
+// DSM ranges exist. Without them no guard object lives across the copy: its
+// flag, reloaded after memcpy's store, cost 14 ns per 8-byte get when the
+// destination aliased its stack slot (measured with perf on EPYC).
+void copy_pinned(void* to, const void* from, std::size_t bytes, const void* local, bool write) {
+  if (detail::pinned_ranges.load(std::memory_order_relaxed) == 0) [[likely]] {
+    std::memcpy(to, from, bytes);
+    return;
+  }
+  detail::ScopedPin pin(local, bytes, write);
+  std::memcpy(to, from, bytes);
+}
+
+}  // namespace
+
 std::byte* Pgas::direct_target(const void* local, std::size_t bytes, int rank,
                                const char* operation) const {
   State& s = live(operation);
@@ -333,8 +350,7 @@ std::byte* Pgas::direct_target(const void* local, std::size_t bytes, int rank,
 
 void Pgas::put_to(void* dest, const void* source, std::size_t bytes, int rank, bool nbi) {
   if (std::byte* to = direct_target(dest, bytes, rank, "put"); to && source) [[likely]] {
-    detail::ScopedPin pin(source, bytes, false);
-    std::memcpy(to, source, bytes);
+    copy_pinned(to, source, bytes, source, false);
     return;
   }
   const char* operation = nbi ? "put_nbi" : "put";
@@ -345,8 +361,7 @@ void Pgas::put_to(void* dest, const void* source, std::size_t bytes, int rank, b
 
 void Pgas::get_from(void* dest, const void* source, std::size_t bytes, int rank, bool nbi) {
   if (const std::byte* from = direct_target(source, bytes, rank, "get"); from && dest) [[likely]] {
-    detail::ScopedPin pin(dest, bytes, true);
-    std::memcpy(dest, from, bytes);
+    copy_pinned(dest, from, bytes, dest, true);
     return;
   }
   const char* operation = nbi ? "get_nbi" : "get";
