@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
@@ -40,7 +41,9 @@ struct Library {
   std::map<std::tuple<int, int, int>, Team> active_sets;
   // shmem_align's pointers past their allocation's start, to that start.
   std::unordered_map<const void*, void*> aligned;
-  // The ticket this PE holds of each lock it holds (locks.cpp).
+  // The ticket this PE holds of each lock it holds (locks.cpp); threads of
+  // the PE may take and clear locks at once (SHMEM_THREAD_MULTIPLE).
+  std::mutex held_locks_mutex;
   std::unordered_map<const long*, std::uint32_t> held_locks;
 };
 

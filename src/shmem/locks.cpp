@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "library.hpp"
@@ -37,6 +38,7 @@ std::uint32_t taken(std::uint64_t state) {
 }
 
 void check_not_held(Library& lib, const long* lock, const char* f) {
+  std::lock_guard<std::mutex> guard(lib.held_locks_mutex);
   if (lib.held_locks.contains(lock))
     throw Error(Errc::invalid_state, lib.pgas.rank(),
                 std::string(f) + ": this PE already holds the lock at " +
@@ -54,6 +56,7 @@ void set_lock(const long* lock, const char* f) {
     transport.check_peers(f);
     if (transport.yield_when_idle()) sched_yield();
   }
+  std::lock_guard<std::mutex> guard(lib.held_locks_mutex);
   lib.held_locks.emplace(lock, ticket);
 }
 
@@ -65,6 +68,7 @@ int test_lock(const long* lock, const char* f) {
   const std::uint64_t state = p.atomic_fetch(w.state);
   if (taken(state) != served(state)) return 1;
   if (p.atomic_compare_swap(w.state, state, state + kTicket) != state) return 1;
+  std::lock_guard<std::mutex> guard(lib.held_locks_mutex);
   lib.held_locks.emplace(lock, taken(state));
   return 0;
 }
@@ -72,18 +76,23 @@ int test_lock(const long* lock, const char* f) {
 void clear_lock(const long* lock, const char* f) {
   Library& lib = library(f);
   Pgas& p = lib.pgas;
-  const auto held = lib.held_locks.find(lock);
-  if (held == lib.held_locks.end())
-    throw Error(
-        Errc::invalid_state, p.rank(),
-        std::string(f) + ": this PE does not hold the lock at " + detail::describe_address(lock));
+  std::uint32_t ticket = 0;
+  {
+    std::lock_guard<std::mutex> guard(lib.held_locks_mutex);
+    const auto held = lib.held_locks.find(lock);
+    if (held == lib.held_locks.end())
+      throw Error(
+          Errc::invalid_state, p.rank(),
+          std::string(f) + ": this PE does not hold the lock at " + detail::describe_address(lock));
+    ticket = held->second;
+    lib.held_locks.erase(held);
+  }
   const LockWord w = lock_word(p, lock, f);
   p.quiet();  // what the holder wrote is complete before the next holder enters
   // Serving the next ticket; from ticket 2^32-1 the carry into the taken
   // count is taken back, so both halves wrap on their own.
-  const std::uint64_t next = held->second == UINT32_MAX ? 1 - kTicket : 1;
+  const std::uint64_t next = ticket == UINT32_MAX ? 1 - kTicket : 1;
   p.atomic_fetch_add(w.state, next);
-  lib.held_locks.erase(held);
 }
 
 }  // namespace

@@ -38,43 +38,17 @@ void transfer(const char* f, bool is_put, bool nbi, shmem_ctx_t ctx, void* dest,
       p.get_from(dest, source, bytes, world_pe(ctx, pe, f), nbi);
   });
 }
-template <class T>
-void put(const char* f, shmem_ctx_t ctx, void* dest, const void* source, std::size_t n,
-         int pe) noexcept {
-  transfer<T>(f, true, false, ctx, dest, source, n, pe);
-}
-template <class T>
-void get(const char* f, shmem_ctx_t ctx, void* dest, const void* source, std::size_t n,
-         int pe) noexcept {
-  transfer<T>(f, false, false, ctx, dest, source, n, pe);
-}
-template <class T>
-void put_nbi(const char* f, shmem_ctx_t ctx, void* dest, const void* source, std::size_t n,
-             int pe) noexcept {
-  transfer<T>(f, true, true, ctx, dest, source, n, pe);
-}
-template <class T>
-void get_nbi(const char* f, shmem_ctx_t ctx, void* dest, const void* source, std::size_t n,
-             int pe) noexcept {
-  transfer<T>(f, false, true, ctx, dest, source, n, pe);
-}
 // OpenSHMEM's strides count elements, as the PGAS face's do; one element per block.
 template <class T>
-void iput(const char* f, shmem_ctx_t ctx, void* dest, const void* source, std::ptrdiff_t dst,
-          std::ptrdiff_t sst, std::size_t n, int pe) noexcept {
+void strided(const char* f, bool is_put, shmem_ctx_t ctx, void* dest, const void* source,
+             std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t n, int pe) noexcept {
   guarded(f, [&] {
     Pgas& p = pgas(f);
-    p.iput(p.global(static_cast<T*>(dest), world_pe(ctx, pe, f)), static_cast<const T*>(source),
-           dst, sst, 1, n);
-  });
-}
-template <class T>
-void iget(const char* f, shmem_ctx_t ctx, void* dest, const void* source, std::ptrdiff_t dst,
-          std::ptrdiff_t sst, std::size_t n, int pe) noexcept {
-  guarded(f, [&] {
-    Pgas& p = pgas(f);
-    p.iget(static_cast<T*>(dest), p.global(static_cast<const T*>(source), world_pe(ctx, pe, f)),
-           dst, sst, 1, n);
+    const int rank = world_pe(ctx, pe, f);
+    if (is_put)
+      p.iput(p.global(static_cast<T*>(dest), rank), static_cast<const T*>(source), dst, sst, 1, n);
+    else
+      p.iget(static_cast<T*>(dest), p.global(static_cast<const T*>(source), rank), dst, sst, 1, n);
   });
 }
 template <class T>
@@ -95,12 +69,12 @@ void put_signal(const char* f, bool nbi, shmem_ctx_t ctx, void* dest, const void
 }
 template <class T>
 void put_value(const char* f, shmem_ctx_t ctx, T* dest, T value, int pe) noexcept {
-  put<T>(f, ctx, dest, &value, 1, pe);
+  transfer<T>(f, true, false, ctx, dest, &value, 1, pe);
 }
 template <class T>
 T get_value(const char* f, shmem_ctx_t ctx, const T* source, int pe) noexcept {
   T value{};
-  get<T>(f, ctx, &value, source, 1, pe);
+  transfer<T>(f, false, false, ctx, &value, source, 1, pe);
   return value;
 }
 
@@ -119,45 +93,49 @@ using namespace mpidsm::shmem;
   }
 #define MPIDSM_SHMEM_UNPAREN(...) __VA_ARGS__
 
-#define MPIDSM_SHMEM_DEFINE_TRANSFERS(ELEMENT, PTR, NAME, PUT, GET)                            \
-  MPIDSM_SHMEM_BOTH(                                                                           \
-      void, NAME##PUT, (PTR * dest, const PTR* source, size_t nelems, int pe),                 \
-      [&](shmem_ctx_t c, const char* f) { put<ELEMENT>(f, c, dest, source, nelems, pe); })     \
-  MPIDSM_SHMEM_BOTH(                                                                           \
-      void, NAME##GET, (PTR * dest, const PTR* source, size_t nelems, int pe),                 \
-      [&](shmem_ctx_t c, const char* f) { get<ELEMENT>(f, c, dest, source, nelems, pe); })     \
-  MPIDSM_SHMEM_BOTH(                                                                           \
-      void, NAME##PUT##_nbi, (PTR * dest, const PTR* source, size_t nelems, int pe),           \
-      [&](shmem_ctx_t c, const char* f) { put_nbi<ELEMENT>(f, c, dest, source, nelems, pe); }) \
-  MPIDSM_SHMEM_BOTH(                                                                           \
-      void, NAME##GET##_nbi, (PTR * dest, const PTR* source, size_t nelems, int pe),           \
-      [&](shmem_ctx_t c, const char* f) { get_nbi<ELEMENT>(f, c, dest, source, nelems, pe); }) \
-  MPIDSM_SHMEM_BOTH(void, NAME##PUT##_signal,                                                  \
-                    (PTR * dest, const PTR* source, size_t nelems, uint64_t* sig_addr,         \
-                     uint64_t signal, int sig_op, int pe),                                     \
-                    [&](shmem_ctx_t c, const char* f) {                                        \
-                      put_signal<ELEMENT>(f, false, c, dest, source, nelems, sig_addr, signal, \
-                                          sig_op, pe);                                         \
-                    })                                                                         \
-  MPIDSM_SHMEM_BOTH(void, NAME##PUT##_signal_nbi,                                              \
-                    (PTR * dest, const PTR* source, size_t nelems, uint64_t* sig_addr,         \
-                     uint64_t signal, int sig_op, int pe),                                     \
-                    [&](shmem_ctx_t c, const char* f) {                                        \
-                      put_signal<ELEMENT>(f, true, c, dest, source, nelems, sig_addr, signal,  \
-                                          sig_op, pe);                                         \
+#define MPIDSM_SHMEM_DEFINE_TRANSFERS(ELEMENT, PTR, NAME, PUT, GET)                                \
+  MPIDSM_SHMEM_BOTH(void, NAME##PUT, (PTR * dest, const PTR* source, size_t nelems, int pe),       \
+                    [&](shmem_ctx_t c, const char* f) {                                            \
+                      transfer<ELEMENT>(f, true, false, c, dest, source, nelems, pe);              \
+                    })                                                                             \
+  MPIDSM_SHMEM_BOTH(void, NAME##GET, (PTR * dest, const PTR* source, size_t nelems, int pe),       \
+                    [&](shmem_ctx_t c, const char* f) {                                            \
+                      transfer<ELEMENT>(f, false, false, c, dest, source, nelems, pe);             \
+                    })                                                                             \
+  MPIDSM_SHMEM_BOTH(void, NAME##PUT##_nbi, (PTR * dest, const PTR* source, size_t nelems, int pe), \
+                    [&](shmem_ctx_t c, const char* f) {                                            \
+                      transfer<ELEMENT>(f, true, true, c, dest, source, nelems, pe);               \
+                    })                                                                             \
+  MPIDSM_SHMEM_BOTH(void, NAME##GET##_nbi, (PTR * dest, const PTR* source, size_t nelems, int pe), \
+                    [&](shmem_ctx_t c, const char* f) {                                            \
+                      transfer<ELEMENT>(f, false, true, c, dest, source, nelems, pe);              \
+                    })                                                                             \
+  MPIDSM_SHMEM_BOTH(void, NAME##PUT##_signal,                                                      \
+                    (PTR * dest, const PTR* source, size_t nelems, uint64_t* sig_addr,             \
+                     uint64_t signal, int sig_op, int pe),                                         \
+                    [&](shmem_ctx_t c, const char* f) {                                            \
+                      put_signal<ELEMENT>(f, false, c, dest, source, nelems, sig_addr, signal,     \
+                                          sig_op, pe);                                             \
+                    })                                                                             \
+  MPIDSM_SHMEM_BOTH(void, NAME##PUT##_signal_nbi,                                                  \
+                    (PTR * dest, const PTR* source, size_t nelems, uint64_t* sig_addr,             \
+                     uint64_t signal, int sig_op, int pe),                                         \
+                    [&](shmem_ctx_t c, const char* f) {                                            \
+                      put_signal<ELEMENT>(f, true, c, dest, source, nelems, sig_addr, signal,      \
+                                          sig_op, pe);                                             \
                     })
 #define MPIDSM_SHMEM_DEFINE_STRIDED(ELEMENT, PTR, NAME, IPUT, IGET)                         \
   MPIDSM_SHMEM_BOTH(                                                                        \
       void, NAME##IPUT,                                                                     \
       (PTR * dest, const PTR* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe), \
       [&](shmem_ctx_t c, const char* f) {                                                   \
-        iput<ELEMENT>(f, c, dest, source, dst, sst, nelems, pe);                            \
+        strided<ELEMENT>(f, true, c, dest, source, dst, sst, nelems, pe);                   \
       })                                                                                    \
   MPIDSM_SHMEM_BOTH(                                                                        \
       void, NAME##IGET,                                                                     \
       (PTR * dest, const PTR* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe), \
       [&](shmem_ctx_t c, const char* f) {                                                   \
-        iget<ELEMENT>(f, c, dest, source, dst, sst, nelems, pe);                            \
+        strided<ELEMENT>(f, false, c, dest, source, dst, sst, nelems, pe);                  \
       })
 #define MPIDSM_SHMEM_DEFINE_TYPED(TYPE, NAME)                                                      \
   MPIDSM_SHMEM_DEFINE_TRANSFERS(TYPE, TYPE, NAME, _put, _get)                                      \
