@@ -120,15 +120,16 @@ const Team& active_set(int start, int log_stride, int size, const char* f) {
   return lib.active_sets.emplace(key, std::move(team)).first->second;
 }
 
-// OpenSHMEM 1.4's broadcast leaves the root's dest as it was.
+// OpenSHMEM 1.4's broadcast leaves the root's dest as it was: the root
+// passes its source as dest, which a root only reads (Team::broadcast copies
+// source to dest only when they differ), so nothing is allocated per call.
 void broadcast_active(const char* f, std::size_t element, void* dest, const void* source,
                       std::size_t n, int root, int start, int log_stride, int size) noexcept {
   guarded(f, [&] {
     const Team& team = active_set(start, log_stride, size, f);
-    std::vector<unsigned char> scratch;
-    if (team.rank() == root) scratch.resize(n * element);
-    team.broadcast(team.rank() == root ? scratch.data() : static_cast<unsigned char*>(dest),
-                   static_cast<const unsigned char*>(source), n * element, root);
+    void* into = team.rank() == root ? const_cast<void*>(source) : dest;
+    team.broadcast(static_cast<unsigned char*>(into), static_cast<const unsigned char*>(source),
+                   n * element, root);
   });
 }
 
