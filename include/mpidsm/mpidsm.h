@@ -305,7 +305,8 @@ mpidsm_status_t mpidsm_team_world(mpidsm_pgas_t pgas, mpidsm_team_t* team);
 mpidsm_status_t mpidsm_team_shared(mpidsm_pgas_t pgas, mpidsm_team_t* team);
 mpidsm_status_t mpidsm_team_create(mpidsm_pgas_t pgas, MPI_Comm comm, mpidsm_team_t* team);
 /** @} */
-/** The members start, start+stride, ... (`size` of them) of `parent`; *team
+/** The members start, start+stride, ... (`size` of them, in that order; a
+ * negative stride counts down, stride 0 names one member) of `parent`; *team
  * is NULL on the other members. */
 mpidsm_status_t mpidsm_team_split_strided(mpidsm_team_t parent, int start, int stride, int size,
                                           mpidsm_team_t* team);

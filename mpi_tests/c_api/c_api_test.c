@@ -389,8 +389,9 @@ static void test_teams(mpidsm_runtime_t runtime) {
   FAILS_WITH(mpidsm_team_broadcast(world, dest, source, 8, size), MPIDSM_ERR_INVALID_RANK,
              "mpidsm_team_broadcast: root");
   OK(mpidsm_team_destroy(&evens));
-  FAILS_WITH(mpidsm_team_split_strided(world, 0, 0, 1, &evens), MPIDSM_ERR_INVALID_ARGUMENT,
-             "mpidsm_team_split_strided: start 0, stride 0");
+  /* Stride 0 names one member (size 1); two would be the same member twice. */
+  FAILS_WITH(mpidsm_team_split_strided(world, 0, 0, 2, &evens), MPIDSM_ERR_INVALID_ARGUMENT,
+             "mpidsm_team_split_strided: start 0, stride 0, size 2");
   CHECK(evens == NULL);
   OK(mpidsm_team_destroy(&node));
   OK(mpidsm_team_destroy(&world));
