@@ -24,6 +24,29 @@ using testing::first_mismatch;
 
 using PgasFeatures = testing::WorldPgasTest;
 
+// Addresses resolve to their allocation among many, as allocations come and
+// go (the heap's index by offset), and each reaches the same object on a peer.
+TEST_F(PgasFeatures, ManyAllocationsEachResolveByAddress) {
+  Pgas& p = *pgas_;
+  const int me = p.rank(), n = p.size(), next = (me + 1) % n, prev = (me + n - 1) % n;
+  constexpr int kArrays = 200;
+  std::vector<SymmetricArray<long>> arrays;
+  for (int a = 0; a < kArrays; ++a) arrays.push_back(p.allocate_zeroed<long>(8 + a % 5));
+  for (int a = 0; a < kArrays; a += 3) p.free(arrays[static_cast<std::size_t>(a)]);
+  for (int a = 0; a < kArrays; a += 3)
+    arrays[static_cast<std::size_t>(a)] = p.allocate_zeroed<long>(6);
+  p.barrier();
+  for (int a = kArrays - 1; a >= 0; --a) {  // each array in turn: no lookup repeats the last
+    const long value = 1000L * me + a;
+    p.put(p.global(arrays[static_cast<std::size_t>(a)].local() + 5, next), &value, 1);
+  }
+  p.barrier();
+  for (int a = 0; a < kArrays; ++a)
+    EXPECT_EQ(arrays[static_cast<std::size_t>(a)][5], 1000L * prev + a) << "array " << a;
+  for (auto& array : arrays) p.free_at(array.local());
+  EXPECT_MPIDSM_ERROR(p.global(arrays[7].local(), me), Errc::unregistered, "no live allocation");
+}
+
 // A program's static data, made symmetric beside the heap.
 std::uint64_t segment_words[64];
 

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <deque>
@@ -79,6 +80,9 @@ struct Pgas::State {
   bool ucx_pending = false;                   // UCX operations issued since the last quiet
   std::optional<detail::PutCalls> put_calls;  // small puts to peers reached through messages
   std::deque<Segment> segments;               // stable: allocations point into them
+  // The live allocations by heap offset, for symmetric_address's search:
+  // a program may hold thousands (changed only by collective calls).
+  std::vector<const detail::Allocation*> by_offset;
   // The allocation symmetric_address found last (any thread may look and set).
   alignas(64) std::atomic<const detail::Allocation*> last_found{nullptr};
 
@@ -113,6 +117,26 @@ struct Pgas::State {
                       ", " + std::to_string(p.byte + bytes) + ") are outside the " +
                       std::to_string(p.allocation->bytes) + "-byte allocation");
     return p.allocation->offset + p.byte;
+  }
+
+  void index_allocation(const detail::Allocation* allocation) {
+    by_offset.insert(std::upper_bound(by_offset.begin(), by_offset.end(), allocation,
+                                      [](const detail::Allocation* a, const detail::Allocation* b) {
+                                        return a->offset < b->offset;
+                                      }),
+                     allocation);
+  }
+  void unindex_allocation(const detail::Allocation* allocation) {
+    by_offset.erase(std::find(by_offset.begin(), by_offset.end(), allocation));
+  }
+  // The live allocation holding heap offset `offset`, or null.
+  const detail::Allocation* allocation_at(std::size_t offset) const {
+    auto after = std::upper_bound(
+        by_offset.begin(), by_offset.end(), offset,
+        [](std::size_t at, const detail::Allocation* a) { return at < a->offset; });
+    if (after == by_offset.begin()) return nullptr;
+    const detail::Allocation* candidate = *(after - 1);
+    return offset < candidate->offset + candidate->bytes ? candidate : nullptr;
   }
 
   // Where this rank's copy of an allocation starts.
@@ -242,6 +266,7 @@ const detail::Allocation* Pgas::allocate_bytes(std::size_t bytes, std::uint64_t&
     if (slot.generation == 0) record = &slot;
   if (!record) record = &s.allocations.emplace_back();
   *record = {*offset, bytes, s.next_generation++, &s};
+  s.index_allocation(record);
   generation = record->generation;
   return record;
 }
@@ -249,9 +274,11 @@ const detail::Allocation* Pgas::allocate_bytes(std::size_t bytes, std::uint64_t&
 void Pgas::free_at(const void* local) {
   const State& s = live("free");
   const auto* at = static_cast<const std::byte*>(local);
-  for (const detail::Allocation& allocation : s.allocations)
-    if (allocation.generation != 0 && s.local_base + allocation.offset == at)
-      return free_bytes(&allocation, allocation.generation);
+  if (at >= s.local_base)
+    if (const detail::Allocation* allocation =
+            s.allocation_at(static_cast<std::size_t>(at - s.local_base));
+        allocation && s.local_base + allocation->offset == at)
+      return free_bytes(allocation, allocation->generation);
   free_bytes(nullptr, 0, local);  // fails on every rank, naming the address
 }
 
@@ -280,6 +307,7 @@ void Pgas::free_bytes(const detail::Allocation* allocation, std::uint64_t genera
                     ")");
   barrier();  // nobody still reads or writes the allocation
   s.allocator.free(allocation->offset);
+  s.unindex_allocation(allocation);
   const_cast<detail::Allocation*>(allocation)->generation = 0;
 }
 
@@ -303,13 +331,10 @@ detail::GlobalAddress Pgas::symmetric_address(const void* local, int rank,
     return {&allocation, allocation.generation, rank,
             static_cast<std::size_t>(at - s.start_of(allocation))};
   };
-  if (at >= s.local_base) {
-    const auto offset = static_cast<std::size_t>(at - s.local_base);
-    for (const detail::Allocation& allocation : s.allocations)
-      if (allocation.generation != 0 && offset >= allocation.offset &&
-          offset < allocation.offset + allocation.bytes)
-        return found(allocation);
-  }
+  if (at >= s.local_base)
+    if (const detail::Allocation* allocation =
+            s.allocation_at(static_cast<std::size_t>(at - s.local_base)))
+      return found(*allocation);
   for (const Segment& segment : s.segments)
     if (at >= segment.base && at < segment.base + segment.allocation.bytes)
       return found(segment.allocation);
