@@ -322,12 +322,14 @@ TEST_F(DsmTest, APageAReaderKeepsFetchingSwitchesToUpdatesAndBack) {
     const bool switched = reader && adaptive_updates;
     EXPECT_EQ(after.updates_adopted - before.updates_adopted, switched ? 1u : 0u) << where;
     EXPECT_EQ(after.updates_dropped - before.updates_dropped, switched ? 1u : 0u) << where;
-    // One update for each of reads 4-6, and at most two unread ones after
-    // them (a barrier's notice may name a page its home only may have
-    // written: the home's first notice after a new copy).
+    // One update for each of reads 4-6, two unread ones after them, and at
+    // most one more: the cost bound of docs/consistency.md allows one page
+    // per switch beyond the faults replaced. Across four hosts the drop once
+    // came one update late (6; the third unread interval's update was already
+    // on its way), without a fault more.
     const std::uint64_t updates = after.updates_received - before.updates_received;
     EXPECT_GE(updates, switched ? 3u : 0u) << where;
-    EXPECT_LE(updates, switched ? 5u : 0u) << where;
+    EXPECT_LE(updates, switched ? 6u : 0u) << where;
     d.barrier();
     d.free(page);
   }
