@@ -2,14 +2,13 @@
 // face's collective allocations (64-byte aligned; MPIDSM_HEAP_SIZE bytes per
 // PE). A request the heap cannot hold returns NULL on every PE, as the
 // specification asks; mismatched sizes end the job with a message.
-#include <mpi.h>
-
 #include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
 
+#include "common/mpi_exchange.hpp"
 #include "library.hpp"
 
 namespace mpidsm::shmem {
@@ -61,9 +60,7 @@ void* allocate_aligned(std::size_t alignment, std::size_t size, const char* func
   if (!base) return nullptr;
   const auto at = reinterpret_cast<std::uintptr_t>(base);
   const long long pad[] = {static_cast<long long>((alignment - at % alignment) % alignment)};
-  long long range[2] = {pad[0], -pad[0]};
-  MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_LONG_LONG, MPI_MIN, lib.runtime.comm());
-  if (range[0] != -range[1]) {
+  if (!detail::value_range(lib.runtime.comm(), lib.pgas.rank(), pad, function).uniform()) {
     lib.pgas.free_at(base);
     throw Error(Errc::invalid_argument, lib.pgas.rank(),
                 std::string(function) + ": the PEs' heaps lie at addresses that differ modulo " +
@@ -88,15 +85,6 @@ void* reallocate(void* ptr, std::size_t size, const char* function) {
   return fresh;
 }
 
-std::size_t product(std::size_t count, std::size_t size, const char* function) {
-  std::size_t bytes = 0;
-  if (__builtin_mul_overflow(count, size, &bytes))
-    throw Error(Errc::out_of_range, no_rank,
-                std::string(function) + ": " + std::to_string(count) + " elements of " +
-                    std::to_string(size) + " bytes overflow size_t");
-  return bytes;
-}
-
 }  // namespace
 }  // namespace mpidsm::shmem
 
@@ -117,7 +105,8 @@ void* shmem_malloc_with_hints(size_t size, long) {
 }
 void* shmem_calloc(size_t count, size_t size) {
   return guarded("shmem_calloc", [&] {
-    return allocate(product(count, size, "shmem_calloc"), true, "shmem_calloc");
+    return allocate(mpidsm::array_bytes(count, size, mpidsm::no_rank, "shmem_calloc"), true,
+                    "shmem_calloc");
   });
 }
 void* shmem_align(size_t alignment, size_t size) {
