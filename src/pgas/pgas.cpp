@@ -397,8 +397,8 @@ void Pgas::get_from(void* dest, const void* source, std::size_t bytes, int rank,
 
 std::uint64_t Pgas::atomic_at(AtomicOp op, const void* word, std::size_t width, int rank,
                               std::uint64_t operand, std::uint64_t compare, bool fetch) {
-  if (state_ && state_->direct_atomics && reinterpret_cast<std::uintptr_t>(word) % width == 0 &&
-      (width == 4 || width == 8))
+  if (state_ && state_->direct_atomics && (width == 4 || width == 8) &&
+      reinterpret_cast<std::uintptr_t>(word) % width == 0)
     if (std::byte* at = direct_target(word, width, rank, "atomic")) [[likely]]
       return width == 4 ? cpu_atomic<std::uint32_t>(op, at, operand, compare)
                         : cpu_atomic<std::uint64_t>(op, at, operand, compare);
@@ -417,8 +417,7 @@ Request Pgas::put_bytes(const detail::GlobalAddress& dst, const void* src, std::
                             completion);
   if (std::byte* base = s.direct_base[dst.rank]) {
     // The same checks as UCX's path (a DSM buffer must lie in an allocation).
-    detail::ScopedPin pin(src, bytes, false);
-    std::memcpy(base + offset, src, bytes);
+    copy_pinned(base + offset, src, bytes, src, false);
     return Request();
   }
   s.ucx_pending = true;  // remote completion waits for quiet() either way
@@ -448,8 +447,7 @@ Request Pgas::get_bytes(void* dst, const detail::GlobalAddress& src, std::size_t
   if (Segment* segment = s.segment_of(src)) [[unlikely]]
     return segment_transfer(*segment, src.rank, offset, dst, bytes, false, completion);
   if (std::byte* base = s.direct_base[src.rank]) {
-    detail::ScopedPin pin(dst, bytes, true);
-    std::memcpy(dst, base + offset, bytes);
+    copy_pinned(dst, base + offset, bytes, dst, true);
     return Request();
   }
   s.put_calls->send(src.rank);  // a get sees the puts issued before it
