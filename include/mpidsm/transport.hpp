@@ -218,6 +218,20 @@ struct TransportResources {
   std::size_t addressing_bytes = 0;
 };
 
+/// What a rank has sent since its Transport started (Transport::traffic):
+/// figures that do not depend on the machine, for comparing a DSM program's
+/// communication with an MPI twin's. Each put, get and atomic, each tagged,
+/// agreed or active message (a remote call and its answer), and each message
+/// through the node's shared-memory mailboxes counts once, with its payload
+/// bytes (a get's are those it brings back; an atomic's its operand's).
+/// Loads and stores through memory mapped from a peer are no messages, and
+/// the MPI calls mpidsm makes (the DSM barrier's exchange across nodes) are
+/// MPI's to count.
+struct TransportTraffic {
+  std::uint64_t messages = 0;
+  std::uint64_t bytes = 0;
+};
+
 /// mpidsm's only door to UCX (see the header): one per Runtime.
 class Transport {
  public:
@@ -241,6 +255,8 @@ class Transport {
   std::string path_to(int peer) const;
   /// The workers, endpoints, registered regions and remote keys this rank holds now.
   TransportResources resources() const;
+  /// What this rank has sent so far (see TransportTraffic).
+  TransportTraffic traffic() const noexcept;
 
   // --- memory (collective) ----------------------------------------------------
   /// Registers [base, base+size) on every rank (sizes may differ by rank).

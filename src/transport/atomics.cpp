@@ -89,6 +89,7 @@ std::uint64_t Transport::Impl::native_fetch(AtomicOp op, int peer, const detail:
   param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
   param.datatype = ucp_dt_make_contig(width);
   param.reply_buffer = &reply;
+  traffic.note(width);
   wait(ucp_atomic_op_nbx(endpoints.get(peer), to_ucp(op), &buffer, 1, key.base + offset,
                          static_cast<ucp_rkey_h>(key.rkey), &param),
        to_string(op), peer);
@@ -129,6 +130,7 @@ void Transport::atomic_post_raw(AtomicOp op, int peer, const MemoryRegion& regio
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
   param.datatype = ucp_dt_make_contig(width);
+  impl_->traffic.note(width);
   // UCX may read the operand until the request completes, and the operand
   // lives on this stack: wait for local completion (immediate on shared
   // memory); remote completion is left to the next flush.

@@ -41,6 +41,7 @@ Request LibraryMessaging::send_agreed(int peer, std::uint32_t key, const void* b
   auto in_use = transport_.impl_->use_worker("send_agreed");
   Transport::Impl& s = *transport_.impl_;
   s.check_peer(peer, "send_agreed");
+  s.traffic.note(size);
   ucp_request_param_t send{};
   return Request(&transport_,
                  ucp_tag_send_nbx(s.endpoints.get(peer), bytes, size,

@@ -106,11 +106,13 @@ ucs_status_t Transport::Impl::on_call(void* arg, const void* header, std::size_t
   if (answered) {
     const detail::Answer answer =
         slot->answering.load(std::memory_order_acquire)(context, call.source, bytes, length);
+    s.traffic.note(answer.size);
     send_answer(s.rank, caller, call.source,
                 detail::TagCodec::answer_tag(s.runtime_id, s.rank, call.answer_sequence), answer);
     return UCS_OK;
   }
   slot->handler.load(std::memory_order_acquire)(context, call.source, call.argument, bytes, length);
+  s.traffic.note(sizeof s.acknowledgement_header);
   free_sent(ucp_am_send_nbx(caller, kDoneMessage, &s.acknowledgement_header,
                             sizeof s.acknowledgement_header, nullptr, 0, &send),
             s.rank, "acknowledging a remote call", call.source);
@@ -253,6 +255,7 @@ std::size_t Transport::Impl::send_call(int peer, const CallHeader& header, const
   param.flags = UCP_AM_SEND_FLAG_EAGER;
   param.cb.send = &Impl::release_call_header;
   param.user_data = &call_header_busy[h];
+  traffic.note(size);
   ucs_status_ptr_t request = ucp_am_send_nbx(endpoints.get(peer), kCallMessage, &call_headers[h],
                                              sizeof(CallHeader), bytes, size, &param);
   if (request != nullptr && !UCS_PTR_IS_ERR(request)) return h;  // the callback frees both

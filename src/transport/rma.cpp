@@ -12,6 +12,7 @@ void Transport::put_nbi(int peer, const MemoryRegion& dst, std::size_t offset, c
                         std::size_t size) {
   auto in_use = impl_->use_worker("put");
   const auto& key = impl_->remote(dst, peer, offset, size, "put");
+  impl_->traffic.note(size);
   impl_->pin_until_flush(peer, src, size, false);
   ucp_request_param_t param{};
   impl_->detach(ucp_put_nbx(impl_->endpoints.get(peer), src, size, key.base + offset,
@@ -24,6 +25,7 @@ void Transport::get_nbi(int peer, const MemoryRegion& src, std::size_t offset, v
                         std::size_t size) {
   auto in_use = impl_->use_worker("get");
   const auto& key = impl_->remote(src, peer, offset, size, "get");
+  impl_->traffic.note(size);
   impl_->pin_until_flush(peer, dst, size, true);
   ucp_request_param_t param{};
   impl_->detach(ucp_get_nbx(impl_->endpoints.get(peer), dst, size, key.base + offset,
@@ -36,6 +38,7 @@ Request Transport::put_nb(int peer, const MemoryRegion& dst, std::size_t offset,
                           std::size_t size) {
   auto in_use = impl_->use_worker("put");
   const auto& key = impl_->remote(dst, peer, offset, size, "put");
+  impl_->traffic.note(size);
   const bool pinned = detail::pin(src, size, false);
   ucp_request_param_t param{};
   ucs_status_ptr_t request = ucp_put_nbx(impl_->endpoints.get(peer), src, size, key.base + offset,
@@ -48,6 +51,7 @@ Request Transport::get_nb(int peer, const MemoryRegion& src, std::size_t offset,
                           std::size_t size) {
   auto in_use = impl_->use_worker("get");
   const auto& key = impl_->remote(src, peer, offset, size, "get");
+  impl_->traffic.note(size);
   const bool pinned = detail::pin(dst, size, true);
   ucp_request_param_t param{};
   ucs_status_ptr_t request = ucp_get_nbx(impl_->endpoints.get(peer), dst, size, key.base + offset,
@@ -66,6 +70,7 @@ void Transport::get(int peer, const MemoryRegion& src, std::size_t offset, void*
                     std::size_t size) {
   auto in_use = impl_->use_worker("get");
   const auto& key = impl_->remote(src, peer, offset, size, "get");
+  impl_->traffic.note(size);
   detail::ScopedPin pin(dst, size, true);
   ucp_request_param_t param{};
   impl_->wait(ucp_get_nbx(impl_->endpoints.get(peer), dst, size, key.base + offset,

@@ -53,6 +53,7 @@ Request Transport::isend(int peer, int tag, const void* buffer, std::size_t size
   check_tag(rank_, tag, false, "send");
   check_buffer(rank_, buffer, size, "send");
   const bool pinned = detail::pin(buffer, size, false);
+  impl_->traffic.note(size);
   ucs_status_ptr_t handle;
   if (impl_->mailboxes.reaches(peer)) {
     handle = impl_->mailboxes.send(impl_->messaging_endpoints.get(peer), peer, tag, buffer, size);

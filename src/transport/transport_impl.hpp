@@ -24,6 +24,7 @@
 #include "peer_liveness.hpp"
 #include "progress/progress_handoff.hpp"
 #include "progress/worker_guard.hpp"
+#include "traffic_meter.hpp"
 #include "ucx_status.hpp"
 
 namespace mpidsm {
@@ -140,6 +141,8 @@ struct Transport::Impl {
   // Per peer: a put, get or atomic issued since its last flush, so the next
   // flush needs UCX's (over tcp: a zero-length put and its acknowledgement).
   std::unique_ptr<std::atomic<bool>[]> rma_since_flush;
+  // What this rank sent (Transport::traffic).
+  detail::TrafficMeter traffic;
   void note_rma(int peer) {
     rma_since_flush[static_cast<std::size_t>(peer)].store(true, std::memory_order_relaxed);
   }
