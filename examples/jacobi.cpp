@@ -13,7 +13,7 @@
 // and each rank computes an even share of the rows: most rows a rank
 // computes are homed elsewhere, so every sweep sends their diffs home.
 //
-//   mpirun -np 2 jacobi [-n 1024] [-i 100 sweeps] [-r 3 repetitions] [-c pages]
+//   mpirun -np 2 jacobi [-n 1024] [-i 100 sweeps] [-r 5 repetitions] [-c pages]
 #include <cstdio>
 #include <utility>
 #include <vector>
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
                               "[-n size] [-i sweeps] [-r repetitions] [-c cyclic block pages]");
     const auto n = static_cast<std::size_t>(options.get('n', 1024));
     const int sweeps = static_cast<int>(options.get('i', 100));
-    const int reps = static_cast<int>(options.get('r', 3));
+    const int reps = static_cast<int>(options.get('r', 5));
     const auto cyclic_pages = static_cast<std::size_t>(options.get('c', 0));
     Runtime runtime(MPI_COMM_WORLD);
     Dsm dsm(runtime);
@@ -73,7 +73,9 @@ int main(int argc, char** argv) {
     std::vector<double> dsm_times, mpi_times;
     float* dsm_result = grids[sweeps % 2];
     std::vector<float>* mpi_result = &local[sweeps % 2];
+    examples::TrafficTally traffic(runtime, dsm);
     for (int rep = 0; rep < reps; ++rep) {
+      traffic.begin_dsm();
       for (float* grid : grids) examples::initialise_grid(grid + first * n, first, last, n);
       dsm.barrier();
       double start = MPI_Wtime();
@@ -82,6 +84,8 @@ int main(int argc, char** argv) {
         dsm.barrier();
       }
       dsm_times.push_back(MPI_Wtime() - start);
+      traffic.end_dsm();
+      traffic.begin_mpi();
 
       for (auto& grid : local) examples::initialise_grid(grid.data() + n, first, last, n);
       MPI_Barrier(MPI_COMM_WORLD);
@@ -93,11 +97,13 @@ int main(int argc, char** argv) {
       }
       MPI_Barrier(MPI_COMM_WORLD);
       mpi_times.push_back(MPI_Wtime() - start);
+      traffic.end_mpi();
     }
     char title[160];
     std::snprintf(title, sizeof title, "jacobi n=%zu, %d sweeps, %d rank%s, %s placement", n,
                   sweeps, ranks, ranks > 1 ? "s" : "", cyclic_pages ? "cyclic" : "block");
     examples::report(title, dsm_times, mpi_times, sweeps, "sweeps/s");
+    traffic.report();
 
     // Verification on rank 0: the DSM grid read through the DSM, the MPI rows gathered.
     const std::vector<float> gathered = examples::gather_rows(mpi_result->data() + n, rows, n);

@@ -4,7 +4,7 @@
 // (each rank gathers B with MPI_Allgather). Both are checked against a
 // sequential product on rank 0; the exit status is non-zero on a mismatch.
 //
-//   mpirun -np 2 matmul [-n 1024] [-r 3 repetitions]
+//   mpirun -np 2 matmul [-n 1024] [-r 5 repetitions]
 #include <cstdio>
 #include <vector>
 
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   {
     examples::Options options(argc, argv, "[-n size] [-r repetitions]");
     const auto n = static_cast<std::size_t>(options.get('n', 1024));
-    const int reps = static_cast<int>(options.get('r', 3));
+    const int reps = static_cast<int>(options.get('r', 5));
     Runtime runtime(MPI_COMM_WORLD);
     Dsm dsm(runtime);
     const int me = runtime.rank(), ranks = runtime.size();
@@ -70,7 +70,9 @@ int main(int argc, char** argv) {
     }
 
     std::vector<double> dsm_times, mpi_times;
+    examples::TrafficTally traffic(runtime, dsm);
     for (int rep = 0; rep < reps; ++rep) {
+      traffic.begin_dsm();
       // DSM. Owners (re)write their rows of A and B, so every other rank's
       // copies are invalidated and this run fetches B again, as MPI gathers it.
       fill_rows(a + first * n, b + first * n, first, last, n);
@@ -80,6 +82,8 @@ int main(int argc, char** argv) {
       multiply(a + first * n, b, c + first * n, rows, n);
       dsm.barrier();
       dsm_times.push_back(MPI_Wtime() - start);
+      traffic.end_dsm();
+      traffic.begin_mpi();
 
       // MPI-native.
       fill_rows(my_a.data(), my_b.data(), first, last, n);
@@ -91,10 +95,12 @@ int main(int argc, char** argv) {
       multiply(my_a.data(), all_b.data(), my_c.data(), rows, n);
       MPI_Barrier(MPI_COMM_WORLD);
       mpi_times.push_back(MPI_Wtime() - start);
+      traffic.end_mpi();
     }
     char title[128];
     std::snprintf(title, sizeof title, "matmul n=%zu, %d rank%s", n, ranks, ranks > 1 ? "s" : "");
     examples::report(title, dsm_times, mpi_times, 2.0 * n * n * n / 1e9, "GFLOP/s");
+    traffic.report();
 
     // Verification on rank 0: the DSM's C read through the DSM, the MPI C gathered.
     std::vector<double> gathered(me == 0 ? n * n : 0);

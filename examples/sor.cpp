@@ -6,7 +6,7 @@
 // per colour). Both are checked against a sequential run on rank 0; the
 // exit status is non-zero on a mismatch.
 //
-//   mpirun -np 2 sor [-n 1024] [-i 50 iterations] [-r 3 repetitions] [-b 1]
+//   mpirun -np 2 sor [-n 1024] [-i 50 iterations] [-r 5 repetitions] [-b 1]
 #include <cstdio>
 #include <vector>
 
@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
                               "[-n size] [-i iterations] [-r repetitions] [-b 1: DSM barriers]");
     const auto n = static_cast<std::size_t>(options.get('n', 1024));
     const int iterations = static_cast<int>(options.get('i', 50));
-    const int reps = static_cast<int>(options.get('r', 3));
+    const int reps = static_cast<int>(options.get('r', 5));
     const bool barriers = options.get('b', 0) != 0;
     Runtime runtime(MPI_COMM_WORLD);
     Dsm dsm(runtime);
@@ -59,7 +59,9 @@ int main(int argc, char** argv) {
     float* mine = local.data() + n;
 
     std::vector<double> dsm_times, mpi_times;
+    examples::TrafficTally traffic(runtime, dsm);
     for (int rep = 0; rep < reps; ++rep) {
+      traffic.begin_dsm();
       examples::initialise_grid(grid + first * n, first, last, n);
       dsm.barrier();
       double start = MPI_Wtime();
@@ -73,6 +75,8 @@ int main(int argc, char** argv) {
         }
       dsm.barrier();  // every rank's rows visible everywhere, as MPI_Barrier ends the twin
       dsm_times.push_back(MPI_Wtime() - start);
+      traffic.end_dsm();
+      traffic.begin_mpi();
 
       examples::initialise_grid(mine, first, last, n);
       MPI_Barrier(MPI_COMM_WORLD);
@@ -84,11 +88,13 @@ int main(int argc, char** argv) {
         }
       MPI_Barrier(MPI_COMM_WORLD);
       mpi_times.push_back(MPI_Wtime() - start);
+      traffic.end_mpi();
     }
     char title[128];
     std::snprintf(title, sizeof title, "sor n=%zu, %d iterations, %d rank%s, DSM %s", n, iterations,
                   ranks, ranks > 1 ? "s" : "", barriers ? "barriers" : "syncs with neighbours");
     examples::report(title, dsm_times, mpi_times, iterations, "iterations/s");
+    traffic.report();
 
     // Verification on rank 0: the DSM grid read through the DSM, the MPI rows gathered.
     const std::vector<float> gathered = examples::gather_rows(mine, rows, n);

@@ -84,6 +84,17 @@ void jia_error(char* format, ...);
  * return 0. */
 unsigned int jia_startstat(void);
 unsigned int jia_stopstat(void);
+/** mpidsm's extension (not in JIAJIA), for setting a program's
+ * communication beside an MPI twin's: what this host has done since
+ * jia_init, whatever jia_startstat cleared. `messages` and `bytes` it sent
+ * through mpidsm (mpidsm::TransportTraffic: loads and stores of pages
+ * mapped from a host on this node are no messages); `pages` its DSM
+ * brought in (misses, prefetch, and updates at synchronisations);
+ * `intervals` it ended (barriers and lock acquires). Not collective. */
+typedef struct {
+  unsigned long long messages, bytes, pages, intervals;
+} jia_traffic_t;
+jia_traffic_t jia_traffic(void);
 /** @} */
 /** Seconds since the program started; works before jia_init. */
 float jia_clock(void);

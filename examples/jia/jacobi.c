@@ -4,7 +4,7 @@
  * jia_barrier per sweep. Its MPI-native twin, in the same executable, keeps
  * each host's rows plus two halo rows and exchanges halos with
  * MPI_Sendrecv. Both must equal a sequential run bit for bit.
- *   mpirun -np N jia_jacobi [-n 1024] [-i 100 sweeps] [-r 3 repetitions] [-s 1: statistics] */
+ *   mpirun -np N jia_jacobi [-n 1024] [-i 100 sweeps] [-r 5 repetitions] [-s 1: statistics] */
 #include <jia.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   const char* usage = "[-n size] [-i sweeps] [-r repetitions] [-s 1]";
   const long n = app_option(argc, argv, 'n', 1024, usage);
   const int sweeps = (int)app_option(argc, argv, 'i', 100, usage);
-  const int reps = (int)app_option(argc, argv, 'r', 3, usage);
+  const int reps = (int)app_option(argc, argv, 'r', 5, usage);
   const int stats = app_option(argc, argv, 's', 0, usage) != 0;
   const long first = n * jiapid / jiahosts, last = n * (jiapid + 1) / jiahosts, rows = last - first;
   const int bytes = (int)(n * n * sizeof(float));
@@ -45,7 +45,9 @@ int main(int argc, char** argv) {
   const int up = jiapid - 1, down = jiapid + 1 < jiahosts ? jiapid + 1 : MPI_PROC_NULL;
 
   double dsm_time[16], mpi_time[16];
+  app_traffic_t traffic = {0};
   for (int rep = 0; rep < reps && rep < 16; ++rep) {
+    app_begin_dsm(&traffic);
     for (int g = 0; g < 2; ++g) initialise(grid[g] + first * n, first, last, n);
     jia_barrier();
     if (stats && rep == reps - 1) jia_startstat();
@@ -55,7 +57,9 @@ int main(int argc, char** argv) {
       jia_barrier();
     }
     dsm_time[rep] = MPI_Wtime() - start;
+    app_end_dsm(&traffic);
     if (stats && rep == reps - 1) jia_stopstat();
+    app_begin_mpi(&traffic);
 
     for (int g = 0; g < 2; ++g) initialise(local[g] + n, first, last, n);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -70,11 +74,13 @@ int main(int argc, char** argv) {
     }
     MPI_Barrier(MPI_COMM_WORLD);
     mpi_time[rep] = MPI_Wtime() - start;
+    app_end_mpi(&traffic);
   }
   char title[160];
   snprintf(title, sizeof title, "jia_jacobi n=%ld, %d sweeps, %d host%s", n, sweeps, jiahosts,
            jiahosts > 1 ? "s" : "");
   app_report(title, dsm_time, mpi_time, reps < 16 ? reps : 16, sweeps, "sweeps/s");
+  app_traffic_report(&traffic);
 
   /* Host 0 checks the shared grid and the gathered MPI rows against a sequential run. */
   float* gathered = jiapid == 0 ? malloc((size_t)(n * n) * sizeof(float)) : NULL;

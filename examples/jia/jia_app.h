@@ -1,7 +1,7 @@
 /* What the JIAJIA applications share: integer options, the report of
  * interleaved repetitions (the JIAJIA version, then the MPI-native twin, per
- * repetition, so machine noise hits both alike), and agreement on the
- * verification. Every host calls these; host 0 prints (the others' standard
+ * repetition, so machine noise hits both alike) and of each side's traffic,
+ * and agreement on the verification. Every host calls these; host 0 prints (the others' standard
  * output is discarded after jia_init, as under JIAJIA). */
 #ifndef JIA_APP_H
 #define JIA_APP_H
@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "support/report.h"
 
 /* "-n 1024 -r 3": the value after -<letter>, or `fallback`. -h prints the
  * usage and exits 0; an option without a positive value prints it and exits
@@ -32,29 +34,50 @@ static inline long app_option(int argc, char** argv, char letter, long fallback,
   return fallback;
 }
 
-static inline int app_compare_doubles(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
-static inline double app_median(const double* values, int count) {
-  double sorted[64];
-  if (count > 64) count = 64;
-  memcpy(sorted, values, (size_t)count * sizeof(double));
-  qsort(sorted, (size_t)count, sizeof(double), app_compare_doubles);
-  return sorted[count / 2];
-}
-
-/* "<title>", then the JIAJIA and MPI medians with `work` per second. */
+/* "<title>", the machine, then the JIAJIA and MPI medians and spreads with
+ * `work` per second (support/report.h). */
 static inline void app_report(const char* title, const double* dsm, const double* mpi, int reps,
                               double work, const char* unit) {
-  if (jiapid != 0) return;
-  const double d = app_median(dsm, reps), m = app_median(mpi, reps);
-  printf("%s\n", title);
-  printf("  JIAJIA (DSM) %9.4f s  %10.2f %s   (first run %.4f s)\n", d, work / d, unit, dsm[0]);
-  printf("  MPI-native   %9.4f s  %10.2f %s   (first run %.4f s)\n", m, work / m, unit, mpi[0]);
-  printf("  DSM/MPI      %9.3f   (medians of %d runs)\n", d / m, reps);
-  fflush(stdout);
+  report_runs(title, "JIAJIA (DSM)", dsm, mpi, reps, work, unit);
+}
+
+/* What each side sent: the JIAJIA version through mpidsm and MPI (its
+ * barriers across nodes), the MPI twin through MPI, and the DSM's pages and
+ * intervals; app_traffic_report prints it per interval (collective). */
+typedef struct {
+  mpi_traffic_t mark, dsm, mpi;
+  jia_traffic_t jia_mark;
+  unsigned long long pages, intervals;
+} app_traffic_t;
+
+static inline mpi_traffic_t app_sent(jia_traffic_t jia) {
+  mpi_traffic_t t = mpi_traffic();
+  t.messages += jia.messages;
+  t.bytes += jia.bytes;
+  return t;
+}
+static inline void app_begin_dsm(app_traffic_t* t) {
+  t->jia_mark = jia_traffic();
+  t->mark = app_sent(t->jia_mark);
+}
+static inline void app_end_dsm(app_traffic_t* t) {
+  const jia_traffic_t now = jia_traffic();
+  const mpi_traffic_t sent = traffic_since(app_sent(now), t->mark);
+  t->dsm.messages += sent.messages;
+  t->dsm.bytes += sent.bytes;
+  t->pages += now.pages - t->jia_mark.pages;
+  t->intervals += now.intervals - t->jia_mark.intervals;
+}
+static inline void app_begin_mpi(app_traffic_t* t) {
+  t->mark = mpi_traffic();
+}
+static inline void app_end_mpi(app_traffic_t* t) {
+  const mpi_traffic_t sent = traffic_since(mpi_traffic(), t->mark);
+  t->mpi.messages += sent.messages;
+  t->mpi.bytes += sent.bytes;
+}
+static inline void app_traffic_report(const app_traffic_t* t) {
+  report_traffic(t->dsm, t->pages, t->mpi, t->intervals);
 }
 
 /* Host h's share of `items` items of `unit` elements each, as MPI's *v

@@ -9,7 +9,7 @@
  * The MPI-native twin keeps each host's block columns locally and
  * broadcasts the panel (MPI_Bcast) at each step. Both must equal a
  * sequential run of the same block kernels bit for bit.
- *   mpirun -np N jia_lu [-n 1024] [-b 32 block] [-r 3 repetitions] [-s 1: statistics] */
+ *   mpirun -np N jia_lu [-n 1024] [-b 32 block] [-r 5 repetitions] [-s 1: statistics] */
 #include <jia.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
   const char* usage = "[-n size] [-b block] [-r repetitions] [-s 1]";
   n = app_option(argc, argv, 'n', 1024, usage);
   b = app_option(argc, argv, 'b', 32, usage);
-  const int reps = (int)app_option(argc, argv, 'r', 3, usage);
+  const int reps = (int)app_option(argc, argv, 'r', 5, usage);
   const int stats = app_option(argc, argv, 's', 0, usage) != 0;
   if (n % b != 0) jia_error("n %ld is not a multiple of the block size %ld", n, b);
   nb = n / b;
@@ -119,7 +119,9 @@ int main(int argc, char** argv) {
 
   double dsm_time[16], mpi_time[16];
   const int runs = reps < 16 ? reps : 16;
+  app_traffic_t traffic = {0};
   for (int rep = 0; rep < runs; ++rep) {
+    app_begin_dsm(&traffic);
     for (long J = jiapid; J < nb; J += jiahosts)
       for (long I = 0; I < nb; ++I) fill_block(block(a, I, J), I, J);
     jia_barrier();
@@ -134,7 +136,9 @@ int main(int argc, char** argv) {
       jia_barrier();
     }
     dsm_time[rep] = MPI_Wtime() - start;
+    app_end_dsm(&traffic);
     if (stats && rep == runs - 1) jia_stopstat();
+    app_begin_mpi(&traffic);
 
     for (long J = jiapid; J < nb; J += jiahosts)
       for (long I = 0; I < nb; ++I) fill_block(local_at(local, I, J), I, J);
@@ -152,11 +156,13 @@ int main(int argc, char** argv) {
     }
     MPI_Barrier(MPI_COMM_WORLD);
     mpi_time[rep] = MPI_Wtime() - start;
+    app_end_mpi(&traffic);
   }
   char title[160];
   snprintf(title, sizeof title, "jia_lu n=%ld, block %ld, %d host%s", n, b, jiahosts,
            jiahosts > 1 ? "s" : "");
   app_report(title, dsm_time, mpi_time, runs, 2.0 / 3.0 * (double)n * n * n / 1e9, "GFlop/s");
+  app_traffic_report(&traffic);
 
   /* Host 0: the sequential run of the same kernels, against both results
    * (the MPI columns gathered through messages). */

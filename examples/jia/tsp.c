@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
   const char* usage = "[-c cities] [-d prefix cities] [-r repetitions] [-s 1]";
   cities = (int)app_option(argc, argv, 'c', 17, usage);
   depth = (int)app_option(argc, argv, 'd', 3, usage);
-  const int reps = (int)app_option(argc, argv, 'r', 3, usage);
+  const int reps = (int)app_option(argc, argv, 'r', 5, usage);
   const int stats = app_option(argc, argv, 's', 0, usage) != 0;
   if (cities < 4 || cities > kMaxCities || depth < 2 || depth >= cities)
     jia_error("-c %d -d %d: use 4 .. %d cities and 2 .. cities-1 prefix cities", cities, depth,
@@ -207,7 +207,9 @@ int main(int argc, char** argv) {
   double dsm_time[16], mpi_time[16];
   const int runs = reps < 16 ? reps : 16;
   struct Best dsm_best = {INT_MAX, {0}}, mpi_best = {INT_MAX, {0}};
+  app_traffic_t traffic = {0};
   for (int rep = 0; rep < runs; ++rep) {
+    app_begin_dsm(&traffic);
     if (jiapid == 0) {
       shared->next = 0;
       shared->best = first_bound;
@@ -227,7 +229,9 @@ int main(int argc, char** argv) {
     }
     jia_barrier();
     dsm_time[rep] = MPI_Wtime() - start;
+    app_end_dsm(&traffic);
     if (stats && rep == runs - 1) jia_stopstat();
+    app_begin_mpi(&traffic);
     dsm_best = shared->best;
 
     MPI_Win_lock_all(0, counter_window);
@@ -259,6 +263,7 @@ int main(int argc, char** argv) {
     MPI_Win_unlock_all(counter_window);
     MPI_Barrier(MPI_COMM_WORLD);
     mpi_time[rep] = MPI_Wtime() - start;
+    app_end_mpi(&traffic);
     /* The optimum and a tour of that length, from whichever host found it. */
     struct {
       int length, host;
@@ -271,6 +276,7 @@ int main(int argc, char** argv) {
   snprintf(title, sizeof title, "jia_tsp %d cities, %ld prefixes of %d, %d host%s", cities,
            prefixes, depth, jiahosts, jiahosts > 1 ? "s" : "");
   app_report(title, dsm_time, mpi_time, runs, (double)prefixes, "prefixes/s");
+  app_traffic_report(&traffic);
 
   int ok = 1;
   if (jiapid == 0) {

@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   const char* usage = "[-m molecules] [-t steps] [-r repetitions] [-s 1]";
   n = app_option(argc, argv, 'm', 1024, usage);
   const int steps = (int)app_option(argc, argv, 't', 20, usage);
-  const int reps = (int)app_option(argc, argv, 'r', 3, usage);
+  const int reps = (int)app_option(argc, argv, 'r', 5, usage);
   const int stats = app_option(argc, argv, 's', 0, usage) != 0;
   box = ceil(cbrt((double)n)) * 1.2;
   const long first = n * jiapid / jiahosts, last = n * (jiapid + 1) / jiahosts, mine = last - first;
@@ -94,7 +94,9 @@ int main(int argc, char** argv) {
 
   double dsm_time[16], mpi_time[16];
   const int runs = reps < 16 ? reps : 16;
+  app_traffic_t traffic = {0};
   for (int rep = 0; rep < runs; ++rep) {
+    app_begin_dsm(&traffic);
     initial_positions(position + first * 3, first, last);
     memset(force + first * 3, 0, (size_t)(mine * 3) * sizeof(double));
     memset(velocity, 0, (size_t)(mine * 3) * sizeof(double));
@@ -119,7 +121,9 @@ int main(int argc, char** argv) {
       jia_barrier();
     }
     dsm_time[rep] = MPI_Wtime() - start;
+    app_end_dsm(&traffic);
     if (stats && rep == runs - 1) jia_stopstat();
+    app_begin_mpi(&traffic);
 
     initial_positions(all_positions + first * 3, first, last);
     MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, all_positions, counts, offsets, MPI_DOUBLE,
@@ -137,11 +141,13 @@ int main(int argc, char** argv) {
     }
     MPI_Barrier(MPI_COMM_WORLD);
     mpi_time[rep] = MPI_Wtime() - start;
+    app_end_mpi(&traffic);
   }
   char title[160];
   snprintf(title, sizeof title, "jia_water %ld molecules, %d steps, %d host%s", n, steps, jiahosts,
            jiahosts > 1 ? "s" : "");
   app_report(title, dsm_time, mpi_time, runs, (double)steps, "steps/s");
+  app_traffic_report(&traffic);
 
   /* Host 0: a sequential run against both (relative 1e-9: sums differ in order). */
   int ok = 1;

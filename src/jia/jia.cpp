@@ -51,7 +51,17 @@ struct Jia {
   bool load_balance = false;
   std::vector<double> powers;
   Clock::time_point computing_since;
+  // jia_traffic's counts from the DSM statistics jia_startstat cleared.
+  unsigned long long pages_cleared = 0, intervals_cleared = 0;
 };
+
+// jia_traffic's pages and intervals in DSM statistics.
+unsigned long long pages_brought_in(const mpidsm::DsmStats& s) {
+  return s.pages_fetched + s.barrier_refetches + s.sync_refetches + s.updates_received;
+}
+unsigned long long intervals_ended(const mpidsm::DsmStats& s) {
+  return s.barriers + s.syncs + s.lock_acquires;
+}
 static_assert(JIA_ADAPTIVE == static_cast<int>(mpidsm::Coherence::adaptive) &&
                   JIA_SINGLE_WRITER == static_cast<int>(mpidsm::Coherence::single_writer),
               "the JIA_* policies number mpidsm::Coherence alike");
@@ -311,8 +321,24 @@ void jia_error(char* format, ...) {
 }
 
 unsigned int jia_startstat(void) {
-  run("jia_startstat", [](Jia& j) { j.dsm->reset_stats(); });
+  run("jia_startstat", [](Jia& j) {
+    const mpidsm::DsmStats cleared = j.dsm->stats();
+    j.pages_cleared += pages_brought_in(cleared);
+    j.intervals_cleared += intervals_ended(cleared);
+    j.dsm->reset_stats();
+  });
   return 0;
+}
+
+jia_traffic_t jia_traffic(void) {
+  jia_traffic_t t{};
+  run("jia_traffic", [&](Jia& j) {
+    const mpidsm::TransportTraffic sent = j.runtime->transport().traffic();
+    const mpidsm::DsmStats s = j.dsm->stats();
+    t = {sent.messages, sent.bytes, j.pages_cleared + pages_brought_in(s),
+         j.intervals_cleared + intervals_ended(s)};
+  });
+  return t;
 }
 
 unsigned int jia_stopstat(void) {

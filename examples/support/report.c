@@ -1,0 +1,106 @@
+/* The examples' report (report.h). */
+#include "report.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int is_rank_zero(void) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank == 0;
+}
+
+/* /proc/cpuinfo's "model name" (x86) or "CPU part" (Arm). */
+static void cpu_model(char* model, size_t size) {
+  snprintf(model, size, "unknown CPU");
+  FILE* info = fopen("/proc/cpuinfo", "r");
+  if (!info) return;
+  char line[512];
+  while (fgets(line, sizeof line, info)) {
+    if (strncmp(line, "model name", 10) != 0 && strncmp(line, "CPU part", 8) != 0) continue;
+    const char* value = strchr(line, ':');
+    if (!value) continue;
+    value += 1 + strspn(value + 1, " \t");
+    snprintf(model, size, "%.*s", (int)strcspn(value, "\n"), value);
+    break;
+  }
+  fclose(info);
+}
+
+/* The extensions the DSM's diff kernels choose between. */
+static const char* vector_extensions(void) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512bw")) return "avx2, avx512f, avx512bw";
+  if (__builtin_cpu_supports("avx2")) return "avx2, no avx512bw";
+  return "no avx2, no avx512bw";
+#elif defined(__aarch64__)
+  return "neon";
+#else
+  return "no vector extensions known";
+#endif
+}
+
+static int compare_doubles(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct {
+  double median, min, max;
+} spread_t;
+
+static spread_t spread_of(const double* values, int count) {
+  double* sorted = malloc((size_t)count * sizeof(double));
+  memcpy(sorted, values, (size_t)count * sizeof(double));
+  qsort(sorted, (size_t)count, sizeof(double), compare_doubles);
+  const spread_t s = {sorted[count / 2], sorted[0], sorted[count - 1]};
+  free(sorted);
+  return s;
+}
+
+void report_runs(const char* title, const char* dsm_label, const double* dsm, const double* mpi,
+                 int reps, double work, const char* unit) {
+  if (!is_rank_zero() || reps <= 0) return;
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  char model[256];
+  cpu_model(model, sizeof model);
+  double* ratios = malloc((size_t)reps * sizeof(double));
+  for (int r = 0; r < reps; ++r) ratios[r] = dsm[r] / mpi[r];
+  const spread_t d = spread_of(dsm, reps), m = spread_of(mpi, reps), q = spread_of(ratios, reps);
+  free(ratios);
+  printf("%s\n", title);
+  printf("  machine       %s (%s), %d rank%s\n", model, vector_extensions(), ranks,
+         ranks == 1 ? "" : "s");
+  printf("  %-12s  %9.4f s  %10.2f %s   (min-max %.4f-%.4f s)\n", dsm_label, d.median,
+         work / d.median, unit, d.min, d.max);
+  printf("  %-12s  %9.4f s  %10.2f %s   (min-max %.4f-%.4f s)\n", "MPI-native", m.median,
+         work / m.median, unit, m.min, m.max);
+  printf("  DSM/MPI       %9.3f   (min-max %.3f-%.3f over %d interleaved runs)\n",
+         d.median / m.median, q.min, q.max, reps);
+  fflush(stdout);
+}
+
+mpi_traffic_t traffic_since(mpi_traffic_t now, mpi_traffic_t before) {
+  const mpi_traffic_t t = {now.messages - before.messages, now.bytes - before.bytes};
+  return t;
+}
+
+void report_traffic(mpi_traffic_t dsm, unsigned long long pages, mpi_traffic_t mpi,
+                    unsigned long long intervals) {
+  unsigned long long mine[5] = {dsm.messages, dsm.bytes, pages, mpi.messages, mpi.bytes}, all[5];
+  PMPI_Allreduce(mine, all, 5, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (!is_rank_zero()) return;
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const double per = (double)ranks * (double)(intervals ? intervals : 1);
+  printf(
+      "  per interval  DSM %.1f messages %.0f bytes %.1f pages fetched, MPI %.1f messages %.0f"
+      " bytes   (per rank, %llu DSM intervals)\n",
+      (double)all[0] / per, (double)all[1] / per, (double)all[2] / per, (double)all[3] / per,
+      (double)all[4] / per, intervals);
+  fflush(stdout);
+}
