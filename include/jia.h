@@ -92,7 +92,10 @@ unsigned int jia_stopstat(void);
  * brought in (misses, prefetch, and updates at synchronisations);
  * `intervals` it ended (barriers and lock acquires). Not collective. */
 typedef struct {
-  unsigned long long messages, bytes, pages, intervals;
+  unsigned long long messages;  /**< sent through mpidsm */
+  unsigned long long bytes;     /**< their payload bytes */
+  unsigned long long pages;     /**< brought in by the DSM */
+  unsigned long long intervals; /**< ended: barriers, syncs, lock acquires */
 } jia_traffic_t;
 jia_traffic_t jia_traffic(void);
 /** @} */

@@ -163,6 +163,14 @@ class Request {
   /// Blocks until completion. Throws Error on a failed operation; a receive whose
   /// message did not fit throws Errc::truncated.
   void wait();
+  /// As wait(), while also letting MPI progress (an MPI_Iprobe on `comm`
+  /// every few polls): for a wait on a peer that may itself still be
+  /// waiting in MPI for traffic with this rank. Whatever that traffic still
+  /// needs from this rank (the rest of a send, a control message of MPI's
+  /// rendezvous) moves only in this rank's MPI progress, which a wait in UCX
+  /// alone never makes. Only from a thread that may call MPI;
+  /// MPI_COMM_NULL: as wait().
+  void wait_moving_mpi(MPI_Comm comm);
   /// For a receive: source, tag and size of the message (valid once complete).
   const MessageInfo& message() const noexcept { return message_; }
 
@@ -228,8 +236,8 @@ struct TransportResources {
 /// the MPI calls mpidsm makes (the DSM barrier's exchange across nodes) are
 /// MPI's to count.
 struct TransportTraffic {
-  std::uint64_t messages = 0;
-  std::uint64_t bytes = 0;
+  std::uint64_t messages = 0;  ///< operations and messages started
+  std::uint64_t bytes = 0;     ///< their payload bytes
 };
 
 /// mpidsm's only door to UCX (see the header): one per Runtime.

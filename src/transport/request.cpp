@@ -145,12 +145,25 @@ bool Request::test() {
 }
 
 void Request::wait() {
+  wait_moving_mpi(MPI_COMM_NULL);
+}
+
+void Request::wait_moving_mpi(MPI_Comm comm) {
   if (!handle_) return;
   Transport::Impl& s = *transport_->impl_;
   const auto what = Transport::Impl::waiting_for(messaging());
   auto in_use = s.use_worker(what_, what);
-  bool done = false;
-  s.progress_until([&] { return done = poll(); }, what_, what);
+  constexpr unsigned polls_per_mpi_progress = 16;
+  unsigned polls = 0;
+  s.progress_until(
+      [&] {
+        if (comm != MPI_COMM_NULL && ++polls % polls_per_mpi_progress == 0) {
+          int flag = 0;
+          MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
+        }
+        return poll();
+      },
+      what_, what);
 }
 
 }  // namespace mpidsm

@@ -8,8 +8,10 @@
 
 namespace mpidsm::detail {
 
-BarrierUpdates::BarrierUpdates(Transport& transport, std::size_t page_size, std::size_t candidates)
+BarrierUpdates::BarrierUpdates(Transport& transport, MPI_Comm comm, std::size_t page_size,
+                               std::size_t candidates)
     : transport_(transport),
+      comm_(comm),
       messaging_(transport),
       page_size_(page_size),
       peers_(static_cast<std::size_t>(transport.size())) {
@@ -139,9 +141,9 @@ void BarrierUpdates::late_pages(const std::uint64_t* runs, std::size_t run_words
 }
 
 void BarrierUpdates::wait_all() {
-  for (Request& r : requests_) r.wait();
+  for (Request& r : requests_) wait(r);
   requests_.clear();
-  for (Request& r : sends_) r.wait();
+  for (Request& r : sends_) wait(r);
   sends_.clear();
 }
 
@@ -189,7 +191,7 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
   std::size_t i = 0;
   for (int h : pushers) {
     Request& request = arrived[i++];
-    request.wait();
+    wait(request);
     const PageList& push = peers_[static_cast<std::size_t>(h)].push_in;
     if (request.message().size != list_words(push.count()) * sizeof(std::uint64_t))
       throw Error(Errc::transport, transport_.rank(),
@@ -198,7 +200,7 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
   }
   for (int r : renewers) {
     Request& request = arrived[i++];
-    request.wait();
+    wait(request);
     const std::size_t size = request.message().size;
     if (size == 0 || size % (2 * sizeof(std::uint64_t)) != 0)
       throw Error(Errc::transport, transport_.rank(),
@@ -241,7 +243,7 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
     const PageList& late = peers_[static_cast<std::size_t>(s.home)].late_in;
     if (late.words.empty()) continue;
     Request& request = requests_[k++];
-    request.wait();
+    wait(request);
     if (request.message().size != late.words.size() * sizeof(std::uint64_t) ||
         late.words.size() != list_words(late.count()))
       throw Error(Errc::transport, transport_.rank(),

@@ -40,7 +40,11 @@ class BarrierUpdates {
  public:
   // `candidates`: the pages an interval may fetch through UCX at most
   // before note_fetched() stops listing them (room reserved up front).
-  BarrierUpdates(Transport& transport, std::size_t page_size, std::size_t candidates);
+  // `comm`: where this rank's waits keep MPI moving (Request::wait_moving_mpi):
+  // a home still in the barrier's MPI exchange may need this rank's MPI
+  // progress to finish it, and only then sends what this rank waits for.
+  BarrierUpdates(Transport& transport, MPI_Comm comm, std::size_t page_size,
+                 std::size_t candidates);
   BarrierUpdates(const BarrierUpdates&) = delete;
   BarrierUpdates& operator=(const BarrierUpdates&) = delete;
 
@@ -164,7 +168,10 @@ class BarrierUpdates {
   void fill(PageList& list, const std::vector<std::uint64_t>& pages, const BytesOf& bytes_of) const;
   void wait_all();
 
+  void wait(Request& request) { request.wait_moving_mpi(comm_); }
+
   Transport& transport_;
+  MPI_Comm comm_;
   LibraryMessaging messaging_;
   std::size_t page_size_;
   std::uint64_t barrier_ = 0;
