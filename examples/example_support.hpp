@@ -5,8 +5,6 @@
 
 #include <mpi.h>
 
-#include <algorithm>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -58,55 +56,31 @@ inline void report(const char* what, const std::vector<double>& dsm, const std::
   report_runs(what, "DSM", dsm.data(), mpi.data(), static_cast<int>(dsm.size()), work, rate_unit);
 }
 
-// What each side of an example sent: the DSM's repetitions through mpidsm's
-// transport and MPI (its barriers across nodes), the twin's through MPI;
-// and the DSM intervals they took (each barrier, sync_with and lock acquire
-// ends one). report() prints it per interval.
+// What each side of an example sent (support/report.h's tally), with the
+// DSM's own counts read from the runtime's transport and the Dsm's
+// statistics. report() prints it per interval (collective).
 class TrafficTally {
  public:
   TrafficTally(Runtime& runtime, Dsm& dsm) : runtime_(runtime), dsm_(dsm) {}
-  void begin_dsm() {
-    mark_ = sent();
-    const DsmStats s = dsm_.stats();
-    intervals_at_ = intervals_ended(s);
-    pages_at_ = pages_brought_in(s);
-  }
-  void end_dsm() {
-    add(dsm_sent_, traffic_since(sent(), mark_));
-    const DsmStats s = dsm_.stats();
-    intervals_ += intervals_ended(s) - intervals_at_;
-    pages_ += pages_brought_in(s) - pages_at_;
-  }
-  void begin_mpi() { mark_ = mpi_traffic(); }
-  void end_mpi() { add(mpi_sent_, traffic_since(mpi_traffic(), mark_)); }
-  // Collective.
-  void report() const { report_traffic(dsm_sent_, pages_, mpi_sent_, intervals_); }
+  void begin_dsm() { tally_begin_dsm(&tally_, counts()); }
+  void end_dsm() { tally_end_dsm(&tally_, counts()); }
+  void begin_mpi() { tally_begin_mpi(&tally_); }
+  void end_mpi() { tally_end_mpi(&tally_); }
+  void report() const { tally_report(&tally_); }
 
  private:
-  mpi_traffic_t sent() const {
-    mpi_traffic_t t = mpi_traffic();
-    const TransportTraffic u = runtime_.transport().traffic();
-    t.messages += u.messages;
-    t.bytes += u.bytes;
-    return t;
-  }
-  // Intervals end at barriers, syncs and lock acquires.
-  static std::uint64_t intervals_ended(const DsmStats& s) {
-    return s.barriers + s.syncs + s.lock_acquires;
-  }
-  // By misses and prefetch, and brought up to date at synchronisations.
-  static std::uint64_t pages_brought_in(const DsmStats& s) {
-    return s.pages_fetched + s.barrier_refetches + s.sync_refetches + s.updates_received;
-  }
-  static void add(mpi_traffic_t& sum, mpi_traffic_t more) {
-    sum.messages += more.messages;
-    sum.bytes += more.bytes;
+  // Pages by misses and prefetch, and brought up to date at
+  // synchronisations; intervals end at barriers, syncs and lock acquires.
+  dsm_counts_t counts() const {
+    const TransportTraffic sent = runtime_.transport().traffic();
+    const DsmStats s = dsm_.stats();
+    return {sent.messages, sent.bytes,
+            s.pages_fetched + s.barrier_refetches + s.sync_refetches + s.updates_received,
+            s.barriers + s.syncs + s.lock_acquires};
   }
   Runtime& runtime_;
   Dsm& dsm_;
-  mpi_traffic_t mark_{}, dsm_sent_{}, mpi_sent_{};
-  std::uint64_t intervals_at_ = 0, pages_at_ = 0;
-  unsigned long long intervals_ = 0, pages_ = 0;
+  traffic_tally_t tally_{};
 };
 
 // Every rank learns whether all ranks passed; rank 0 says so.

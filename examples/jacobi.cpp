@@ -14,6 +14,7 @@
 // computes are homed elsewhere, so every sweep sends their diffs home.
 //
 //   mpirun -np 2 jacobi [-n 1024] [-i 100 sweeps] [-r 5 repetitions] [-c pages]
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 #include <vector>

@@ -5,6 +5,7 @@
 // sequential product on rank 0; the exit status is non-zero on a mismatch.
 //
 //   mpirun -np 2 matmul [-n 1024] [-r 5 repetitions]
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 

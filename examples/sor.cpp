@@ -7,6 +7,7 @@
 // exit status is non-zero on a mismatch.
 //
 //   mpirun -np 2 sor [-n 1024] [-i 50 iterations] [-r 5 repetitions] [-b 1]
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 

@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
 
   double dsm_time[16], mpi_time[16];
   const int runs = reps < 16 ? reps : 16;
-  app_traffic_t traffic = {0};
+  traffic_tally_t traffic = {0};
   for (int rep = 0; rep < runs; ++rep) {
     app_begin_dsm(&traffic);
     key_set = rep; /* new keys each time: a repeated sort would move no data */
@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
     dsm_time[rep] = MPI_Wtime() - start;
     app_end_dsm(&traffic);
     if (stats && rep == runs - 1) jia_stopstat();
-    app_begin_mpi(&traffic);
+    tally_begin_mpi(&traffic);
 
     for (long i = 0; i < mine; ++i) local_keys[i] = key_of(mine_first + i);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -185,13 +185,13 @@ int main(int argc, char** argv) {
                           range_first[jiapid + 1] << shift, counts, local_sorted);
     MPI_Barrier(MPI_COMM_WORLD);
     mpi_time[rep] = MPI_Wtime() - start;
-    app_end_mpi(&traffic);
+    tally_end_mpi(&traffic);
   }
   char title[160];
   snprintf(title, sizeof title, "jia_is 2^%d keys below 2^%d, %d host%s", (int)__builtin_ctzl(keys),
            key_bits, jiahosts, jiahosts > 1 ? "s" : "");
   app_report(title, dsm_time, mpi_time, runs, (double)keys / 1e6, "Mkeys/s");
-  app_traffic_report(&traffic);
+  tally_report(&traffic);
 
   /* Host 0: a sequential counting sort of all keys against both outputs. */
   int* gathered = jiapid == 0 ? malloc((size_t)keys * sizeof(int)) : NULL;

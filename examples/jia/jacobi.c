@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   const int up = jiapid - 1, down = jiapid + 1 < jiahosts ? jiapid + 1 : MPI_PROC_NULL;
 
   double dsm_time[16], mpi_time[16];
-  app_traffic_t traffic = {0};
+  traffic_tally_t traffic = {0};
   for (int rep = 0; rep < reps && rep < 16; ++rep) {
     app_begin_dsm(&traffic);
     for (int g = 0; g < 2; ++g) initialise(grid[g] + first * n, first, last, n);
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     dsm_time[rep] = MPI_Wtime() - start;
     app_end_dsm(&traffic);
     if (stats && rep == reps - 1) jia_stopstat();
-    app_begin_mpi(&traffic);
+    tally_begin_mpi(&traffic);
 
     for (int g = 0; g < 2; ++g) initialise(local[g] + n, first, last, n);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -74,13 +74,13 @@ int main(int argc, char** argv) {
     }
     MPI_Barrier(MPI_COMM_WORLD);
     mpi_time[rep] = MPI_Wtime() - start;
-    app_end_mpi(&traffic);
+    tally_end_mpi(&traffic);
   }
   char title[160];
   snprintf(title, sizeof title, "jia_jacobi n=%ld, %d sweeps, %d host%s", n, sweeps, jiahosts,
            jiahosts > 1 ? "s" : "");
   app_report(title, dsm_time, mpi_time, reps < 16 ? reps : 16, sweeps, "sweeps/s");
-  app_traffic_report(&traffic);
+  tally_report(&traffic);
 
   /* Host 0 checks the shared grid and the gathered MPI rows against a sequential run. */
   float* gathered = jiapid == 0 ? malloc((size_t)(n * n) * sizeof(float)) : NULL;

@@ -41,43 +41,19 @@ static inline void app_report(const char* title, const double* dsm, const double
   report_runs(title, "JIAJIA (DSM)", dsm, mpi, reps, work, unit);
 }
 
-/* What each side sent: the JIAJIA version through mpidsm and MPI (its
- * barriers across nodes), the MPI twin through MPI, and the DSM's pages and
- * intervals; app_traffic_report prints it per interval (collective). */
-typedef struct {
-  mpi_traffic_t mark, dsm, mpi;
-  jia_traffic_t jia_mark;
-  unsigned long long pages, intervals;
-} app_traffic_t;
-
-static inline mpi_traffic_t app_sent(jia_traffic_t jia) {
-  mpi_traffic_t t = mpi_traffic();
-  t.messages += jia.messages;
-  t.bytes += jia.bytes;
-  return t;
+/* The DSM side of support/report.h's traffic tally, as jia_traffic reads
+ * it: bracket each JIAJIA repetition with these, each MPI one with
+ * tally_begin_mpi and tally_end_mpi, then call tally_report (collective). */
+static inline dsm_counts_t app_dsm_counts(void) {
+  const jia_traffic_t t = jia_traffic();
+  const dsm_counts_t counts = {t.messages, t.bytes, t.pages, t.intervals};
+  return counts;
 }
-static inline void app_begin_dsm(app_traffic_t* t) {
-  t->jia_mark = jia_traffic();
-  t->mark = app_sent(t->jia_mark);
+static inline void app_begin_dsm(traffic_tally_t* tally) {
+  tally_begin_dsm(tally, app_dsm_counts());
 }
-static inline void app_end_dsm(app_traffic_t* t) {
-  const jia_traffic_t now = jia_traffic();
-  const mpi_traffic_t sent = traffic_since(app_sent(now), t->mark);
-  t->dsm.messages += sent.messages;
-  t->dsm.bytes += sent.bytes;
-  t->pages += now.pages - t->jia_mark.pages;
-  t->intervals += now.intervals - t->jia_mark.intervals;
-}
-static inline void app_begin_mpi(app_traffic_t* t) {
-  t->mark = mpi_traffic();
-}
-static inline void app_end_mpi(app_traffic_t* t) {
-  const mpi_traffic_t sent = traffic_since(mpi_traffic(), t->mark);
-  t->mpi.messages += sent.messages;
-  t->mpi.bytes += sent.bytes;
-}
-static inline void app_traffic_report(const app_traffic_t* t) {
-  report_traffic(t->dsm, t->pages, t->mpi, t->intervals);
+static inline void app_end_dsm(traffic_tally_t* tally) {
+  tally_end_dsm(tally, app_dsm_counts());
 }
 
 /* Host h's share of `items` items of `unit` elements each, as MPI's *v

@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
 
   double dsm_time[16], mpi_time[16];
   const int runs = reps < 16 ? reps : 16;
-  app_traffic_t traffic = {0};
+  traffic_tally_t traffic = {0};
   for (int rep = 0; rep < runs; ++rep) {
     app_begin_dsm(&traffic);
     for (long J = jiapid; J < nb; J += jiahosts)
@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
     dsm_time[rep] = MPI_Wtime() - start;
     app_end_dsm(&traffic);
     if (stats && rep == runs - 1) jia_stopstat();
-    app_begin_mpi(&traffic);
+    tally_begin_mpi(&traffic);
 
     for (long J = jiapid; J < nb; J += jiahosts)
       for (long I = 0; I < nb; ++I) fill_block(local_at(local, I, J), I, J);
@@ -156,13 +156,13 @@ int main(int argc, char** argv) {
     }
     MPI_Barrier(MPI_COMM_WORLD);
     mpi_time[rep] = MPI_Wtime() - start;
-    app_end_mpi(&traffic);
+    tally_end_mpi(&traffic);
   }
   char title[160];
   snprintf(title, sizeof title, "jia_lu n=%ld, block %ld, %d host%s", n, b, jiahosts,
            jiahosts > 1 ? "s" : "");
   app_report(title, dsm_time, mpi_time, runs, 2.0 / 3.0 * (double)n * n * n / 1e9, "GFlop/s");
-  app_traffic_report(&traffic);
+  tally_report(&traffic);
 
   /* Host 0: the sequential run of the same kernels, against both results
    * (the MPI columns gathered through messages). */

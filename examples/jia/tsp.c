@@ -207,7 +207,7 @@ int main(int argc, char** argv) {
   double dsm_time[16], mpi_time[16];
   const int runs = reps < 16 ? reps : 16;
   struct Best dsm_best = {INT_MAX, {0}}, mpi_best = {INT_MAX, {0}};
-  app_traffic_t traffic = {0};
+  traffic_tally_t traffic = {0};
   for (int rep = 0; rep < runs; ++rep) {
     app_begin_dsm(&traffic);
     if (jiapid == 0) {
@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
     dsm_time[rep] = MPI_Wtime() - start;
     app_end_dsm(&traffic);
     if (stats && rep == runs - 1) jia_stopstat();
-    app_begin_mpi(&traffic);
+    tally_begin_mpi(&traffic);
     dsm_best = shared->best;
 
     MPI_Win_lock_all(0, counter_window);
@@ -263,7 +263,7 @@ int main(int argc, char** argv) {
     MPI_Win_unlock_all(counter_window);
     MPI_Barrier(MPI_COMM_WORLD);
     mpi_time[rep] = MPI_Wtime() - start;
-    app_end_mpi(&traffic);
+    tally_end_mpi(&traffic);
     /* The optimum and a tour of that length, from whichever host found it. */
     struct {
       int length, host;
@@ -276,7 +276,7 @@ int main(int argc, char** argv) {
   snprintf(title, sizeof title, "jia_tsp %d cities, %ld prefixes of %d, %d host%s", cities,
            prefixes, depth, jiahosts, jiahosts > 1 ? "s" : "");
   app_report(title, dsm_time, mpi_time, runs, (double)prefixes, "prefixes/s");
-  app_traffic_report(&traffic);
+  tally_report(&traffic);
 
   int ok = 1;
   if (jiapid == 0) {

@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
 
   double dsm_time[16], mpi_time[16];
   const int runs = reps < 16 ? reps : 16;
-  app_traffic_t traffic = {0};
+  traffic_tally_t traffic = {0};
   for (int rep = 0; rep < runs; ++rep) {
     app_begin_dsm(&traffic);
     initial_positions(position + first * 3, first, last);
@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
     dsm_time[rep] = MPI_Wtime() - start;
     app_end_dsm(&traffic);
     if (stats && rep == runs - 1) jia_stopstat();
-    app_begin_mpi(&traffic);
+    tally_begin_mpi(&traffic);
 
     initial_positions(all_positions + first * 3, first, last);
     MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, all_positions, counts, offsets, MPI_DOUBLE,
@@ -141,13 +141,13 @@ int main(int argc, char** argv) {
     }
     MPI_Barrier(MPI_COMM_WORLD);
     mpi_time[rep] = MPI_Wtime() - start;
-    app_end_mpi(&traffic);
+    tally_end_mpi(&traffic);
   }
   char title[160];
   snprintf(title, sizeof title, "jia_water %ld molecules, %d steps, %d host%s", n, steps, jiahosts,
            jiahosts > 1 ? "s" : "");
   app_report(title, dsm_time, mpi_time, runs, (double)steps, "steps/s");
-  app_traffic_report(&traffic);
+  tally_report(&traffic);
 
   /* Host 0: a sequential run against both (relative 1e-9: sums differ in order). */
   int ok = 1;

@@ -84,23 +84,44 @@ void report_runs(const char* title, const char* dsm_label, const double* dsm, co
   fflush(stdout);
 }
 
-mpi_traffic_t traffic_since(mpi_traffic_t now, mpi_traffic_t before) {
-  const mpi_traffic_t t = {now.messages - before.messages, now.bytes - before.bytes};
-  return t;
+void tally_begin_dsm(traffic_tally_t* tally, dsm_counts_t now) {
+  tally->dsm_mark = now;
+  tally->mpi_mark = mpi_traffic();
 }
 
-void report_traffic(mpi_traffic_t dsm, unsigned long long pages, mpi_traffic_t mpi,
-                    unsigned long long intervals) {
-  unsigned long long mine[5] = {dsm.messages, dsm.bytes, pages, mpi.messages, mpi.bytes}, all[5];
+void tally_end_dsm(traffic_tally_t* tally, dsm_counts_t now) {
+  const mpi_traffic_t mpi = mpi_traffic();
+  tally->dsm.messages +=
+      now.messages - tally->dsm_mark.messages + mpi.messages - tally->mpi_mark.messages;
+  tally->dsm.bytes += now.bytes - tally->dsm_mark.bytes + mpi.bytes - tally->mpi_mark.bytes;
+  tally->dsm.pages += now.pages - tally->dsm_mark.pages;
+  tally->dsm.intervals += now.intervals - tally->dsm_mark.intervals;
+}
+
+void tally_begin_mpi(traffic_tally_t* tally) {
+  tally->mpi_mark = mpi_traffic();
+}
+
+void tally_end_mpi(traffic_tally_t* tally) {
+  const mpi_traffic_t mpi = mpi_traffic();
+  tally->mpi.messages += mpi.messages - tally->mpi_mark.messages;
+  tally->mpi.bytes += mpi.bytes - tally->mpi_mark.bytes;
+}
+
+void tally_report(const traffic_tally_t* tally) {
+  const dsm_counts_t* dsm = &tally->dsm;
+  unsigned long long mine[5] = {dsm->messages, dsm->bytes, dsm->pages, tally->mpi.messages,
+                                tally->mpi.bytes},
+                     all[5];
   PMPI_Allreduce(mine, all, 5, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (!is_rank_zero()) return;
   int ranks = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  const double per = (double)ranks * (double)(intervals ? intervals : 1);
+  const double per = (double)ranks * (double)(dsm->intervals ? dsm->intervals : 1);
   printf(
       "  per interval  DSM %.1f messages %.0f bytes %.1f pages fetched, MPI %.1f messages %.0f"
       " bytes   (per rank, %llu DSM intervals)\n",
       (double)all[0] / per, (double)all[1] / per, (double)all[2] / per, (double)all[3] / per,
-      (double)all[4] / per, intervals);
+      (double)all[4] / per, dsm->intervals);
   fflush(stdout);
 }

@@ -28,17 +28,31 @@ extern "C" {
 void report_runs(const char* title, const char* dsm_label, const double* dsm, const double* mpi,
                  int reps, double work, const char* unit);
 
-/* The traffic line. `dsm` and `mpi`: what this rank sent in the DSM's and
- * the twin's repetitions; `pages`: the pages its DSM brought in (on one
- * node mostly copied from mapped memory, which no message counts);
- * `intervals`: the DSM intervals (each ended by a barrier, a sync or a lock
- * acquire) of all repetitions. Collective over MPI_COMM_WORLD; its own
- * reduction is not counted. */
-void report_traffic(mpi_traffic_t dsm, unsigned long long pages, mpi_traffic_t mpi,
-                    unsigned long long intervals);
+/* What the DSM side can say of itself at a moment: messages and bytes it
+ * sent through mpidsm, pages its DSM brought in (on one node mostly copied
+ * from mapped memory, which no message counts), intervals it ended (each
+ * barrier, sync or lock acquire ends one). The JIAJIA applications read it
+ * from jia_traffic, the C++ examples from Transport::traffic and DsmStats. */
+typedef struct {
+  unsigned long long messages, bytes, pages, intervals;
+} dsm_counts_t;
 
-/* a - b, field by field. */
-mpi_traffic_t traffic_since(mpi_traffic_t now, mpi_traffic_t before);
+/* Each side's traffic over the repetitions: the DSM's through mpidsm and
+ * MPI (its barriers across nodes), the twin's through MPI. Zero-initialise,
+ * then bracket every DSM and every MPI repetition. */
+typedef struct {
+  dsm_counts_t dsm_mark, dsm;
+  mpi_traffic_t mpi_mark, mpi;
+} traffic_tally_t;
+
+void tally_begin_dsm(traffic_tally_t* tally, dsm_counts_t now);
+void tally_end_dsm(traffic_tally_t* tally, dsm_counts_t now);
+void tally_begin_mpi(traffic_tally_t* tally);
+void tally_end_mpi(traffic_tally_t* tally);
+
+/* The traffic line, per rank and DSM interval. Collective over
+ * MPI_COMM_WORLD; its own reduction is not counted. */
+void tally_report(const traffic_tally_t* tally);
 
 #ifdef __cplusplus
 }
