@@ -61,6 +61,11 @@ static spread_t spread_of(const double* values, int count) {
   return s;
 }
 
+double start_together(void) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  return MPI_Wtime();
+}
+
 void report_runs(const char* title, const char* dsm_label, const double* dsm, const double* mpi,
                  int reps, double work, const char* unit) {
   if (!is_rank_zero() || reps <= 0) return;

@@ -23,6 +23,12 @@
 extern "C" {
 #endif
 
+/* Every rank's clock for a timed section, read once every rank got here.
+ * A DSM section starts with the barrier that publishes what its ranks
+ * initialised: that barrier moves the data its MPI twin moves inside its own
+ * timed section (all of B in matmul), so it is timed too. */
+double start_together(void);
+
 /* The title and the machine line, then the two timings of `reps`
  * interleaved repetitions and their ratio; `work` per second in `unit`. */
 void report_runs(const char* title, const char* dsm_label, const double* dsm, const double* mpi,
