@@ -58,8 +58,9 @@ void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
   stats_.diff_bytes += shape.bytes;
   ++stats_.diffs;
   // Stores to a mapped home are complete once issued; the notices that
-  // publish them travel through MPI or UCX, which order memory.
-  if (!direct) homes_written_[static_cast<std::size_t>(home)] = true;
+  // publish them travel through MPI or UCX, which order memory. A batch's
+  // flush is flush_written_homes' concern (DiffBatches::in_flight), a whole
+  // page's is write_whole_page's.
   drop_twin(page);
   state_[page] = PageState::cached;
   // A page whose bytes did not change (twinned ahead of a write stream and
@@ -114,7 +115,8 @@ void Dsm::Engine::release_pinned(std::size_t page) {
 // write notice. Home pages nobody else holds any more need no notice and are
 // written without faults from now on. Pinned pages stay writable and listed.
 // On an error the pages not yet released stay listed for the next release.
-void Dsm::Engine::release() {
+// `carry_home`: see flush_written_homes.
+std::span<const std::byte> Dsm::Engine::release(int carry_home) {
   take_new_copies();
   auto is_dirty = [&](std::size_t page) {
     return state_[page] == PageState::dirty || state_[page] == PageState::home_dirty;
@@ -166,7 +168,7 @@ void Dsm::Engine::release() {
     throw;
   }
   dirty_.resize(kept);
-  flush_written_homes();
+  return flush_written_homes(carry_home);
 }
 
 // Pages homed here that other ranks copied since the last release: an
@@ -191,14 +193,22 @@ void Dsm::Engine::share_home_page(std::size_t page) {
   listed_[page] |= kUnwatched;
 }
 
-void Dsm::Engine::flush_written_homes() {
+// With `carry_home`, the diffs gathered for it are neither sent nor flushed
+// but returned, when nothing else is in flight to it: a lock's release call
+// to that home carries them, and one round trip goes instead of two.
+std::span<const std::byte> Dsm::Engine::flush_written_homes(int carry_home) {
+  std::span<const std::byte> carried;
+  if (carry_home >= 0 && !homes_written_[static_cast<std::size_t>(carry_home)] &&
+      !diffs_.in_flight(carry_home))
+    carried = diffs_.take(carry_home);
   diffs_.send();
   for (std::size_t home = 0; home < homes_written_.size(); ++home)
-    if (homes_written_[home]) {
+    if (homes_written_[home] || diffs_.in_flight(static_cast<int>(home))) {
       transport_.flush(static_cast<int>(home));
       homes_written_[home] = false;
     }
   diffs_.recycle();
+  return carried;
 }
 
 // Runs in this rank's progress (its progress thread, or a wait inside

@@ -43,7 +43,8 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       allocations_(pages_, page_size_, runtime.size(), rank_),
       master_(region_.master_region()),
       locks_(runtime.comm(), transport_, 2 * settings.locks,  // then the flags' locks
-             mappable_),
+             mappable_, &Engine::apply_remote_diffs, this,
+             detail::DiffBatches::capacity_for(page_size_)),
       cache_(std::min(settings.cache_pages, pages_), pages_),
       sharing_(runtime.comm(), transport_, pages_, fetch_batch_capacity(), mappable_),
       directory_(runtime.comm(), transport_, pages_, mappable_),

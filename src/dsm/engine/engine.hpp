@@ -189,10 +189,10 @@ class Dsm::Engine final : public detail::FaultTarget {
   static void apply_remote_diffs(void* engine, int source, std::uint64_t argument,
                                  const std::byte* bytes, std::size_t size);
   void release_pinned(std::size_t page);
-  void release();
+  std::span<const std::byte> release(int carry_home = -1);
   void take_new_copies();
   void share_home_page(std::size_t page);
-  void flush_written_homes();
+  std::span<const std::byte> flush_written_homes(int carry_home = -1);
   void invalidate(std::size_t page);
   void refresh_in_place(std::size_t page);
   using BarrierScratch = detail::BarrierExchange::Scratch;

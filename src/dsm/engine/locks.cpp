@@ -159,11 +159,13 @@ void Dsm::Engine::release_lock(std::size_t id) {
     if (!holders_.claimed(id) || !holders_.any_held())
       throw Error(Errc::invalid_state, rank_,
                   "Dsm::unlock: lock " + std::to_string(id) + " is not held by this rank");
-    release();
+    // Diffs for the lock's home ride in its release call, when it is one.
+    const std::span<const std::byte> carried =
+        release(locks_.releases_by_call(id) ? locks_.home(id) : -1);
     // The notices stay for the enclosing locks' logs until the outermost
     // unlock. They go to the log while mutex_ guards them; the hand-over
     // comes after it, as it may wait for a successor.
-    appended = locks_.begin_release(id, epoch_, lock_notices_);
+    appended = locks_.begin_release(id, epoch_, lock_notices_, carried);
     if (holders_.released()) forget_lock_notices(lock_notices_.size());
   }
   locks_.finish_release(appended);

@@ -12,14 +12,19 @@ DiffBatches::DiffBatches(Transport& transport, const DiffKernelOps& kernel, std:
       kernel_(kernel),
       page_size_(page_size),
       handler_(transport.add_remote_handler(apply, context)),
-      // 64 KiB: a message of 15 scattered pages, still sent eagerly by UCX.
-      capacity_(std::max<std::size_t>(64 * 1024, 2 * max_diff_record(page_size))),
+      capacity_(capacity_for(page_size)),
       pool_(kBuffers * capacity_),
       batches_(static_cast<std::size_t>(transport.size())),
       messages_(messages) {
   free_.reserve(kBuffers);
   sent_.reserve(kBuffers);
+  sent_homes_.reserve(batches_.size());
   for (int b = static_cast<int>(kBuffers); b-- > 0;) free_.push_back(b);
+}
+
+// 64 KiB: a message of 15 scattered pages, still sent eagerly by UCX.
+std::size_t DiffBatches::capacity_for(std::size_t page_size) {
+  return std::max<std::size_t>(64 * 1024, 2 * max_diff_record(page_size));
 }
 
 DiffBatches::~DiffBatches() {
@@ -49,6 +54,10 @@ void DiffBatches::send(int home) {
   const int buffer_index = batch.buffer;
   batch.buffer = kNone;
   sent_.push_back(buffer_index);
+  if (!batch.sent) {
+    batch.sent = true;
+    sent_homes_.push_back(home);
+  }
   ++messages_;
   transport_->call_nbi(home, handler_, buffer(buffer_index), batch.used);
 }
@@ -58,9 +67,20 @@ void DiffBatches::send() {
     if (batches_[home].buffer != kNone) send(static_cast<int>(home));
 }
 
+std::span<const std::byte> DiffBatches::take(int home) {
+  Batch& batch = batches_[static_cast<std::size_t>(home)];
+  if (batch.buffer == kNone) return {};
+  const int buffer_index = batch.buffer;
+  batch.buffer = kNone;
+  free_.push_back(buffer_index);  // reused by the next add() at the earliest
+  return {buffer(buffer_index), batch.used};
+}
+
 void DiffBatches::recycle() {
   free_.insert(free_.end(), sent_.begin(), sent_.end());
   sent_.clear();
+  for (const int home : sent_homes_) batches_[static_cast<std::size_t>(home)].sent = false;
+  sent_homes_.clear();
 }
 
 // Only when a release fills every buffer (hundreds of scattered pages at

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "diff_kernels.hpp"
@@ -29,11 +30,20 @@ class DiffBatches {
   // The transport is gone: nothing to unregister.
   void abandon_transport() { transport_ = nullptr; }
 
+  // Bytes one batch holds at most.
+  static std::size_t capacity_for(std::size_t page_size);
+
   // Gathers the changes of `page` (against `twin`) for `home`. Completion:
   // send() and then a flush of the home.
   DiffShape add(int home, std::size_t page, const std::byte* twin, const std::byte* data);
   // Sends every batch gathered so far.
   void send();
+  // A batch to `home` was sent since the last recycle(): a flush of it is due.
+  bool in_flight(int home) const { return batches_[static_cast<std::size_t>(home)].sent; }
+  // The batch gathered for `home` and not sent, taken out for the caller to
+  // deliver in a message of its own (a lock's release: diffs_message.hpp's
+  // format); empty when there is none. The bytes stay until the next add().
+  std::span<const std::byte> take(int home);
   // Every home sent to has been flushed since the last send(): the buffers
   // are free again.
   void recycle();
@@ -56,8 +66,10 @@ class DiffBatches {
   struct Batch {
     int buffer = kNone;
     std::size_t used = 0;
+    bool sent = false;  // since the last recycle()
   };
-  std::vector<Batch> batches_;  // per home
+  std::vector<Batch> batches_;   // per home
+  std::vector<int> sent_homes_;  // whose `sent` recycle() clears: not a pass over every home
   std::uint64_t& messages_;
 };
 

@@ -23,9 +23,6 @@ struct Answered {
 };
 thread_local Answered answered;
 
-// A release's call: the bytes stay put until its answer is in.
-thread_local LockTable::ReleaseCall release_call;
-
 }  // namespace
 
 std::uint64_t LockTable::acquire_through_call(std::size_t id) {
@@ -98,20 +95,28 @@ Answer LockTable::answer_acquire(void* context, int source, const std::byte* byt
 }
 
 bool LockTable::append_through_call(std::size_t id, std::uint64_t epoch,
-                                    std::span<const std::uint64_t> notices, bool free) {
-  ReleaseCall& call = release_call;
+                                    std::span<const std::uint64_t> notices,
+                                    std::span<const std::byte> diffs, bool free) {
+  if (diffs.size() > max_diffs_)
+    throw Error(Errc::invalid_argument, transport_.rank(),
+                "Dsm::unlock: " + std::to_string(diffs.size()) + " bytes of diffs for lock " +
+                    std::to_string(id) + ", more than a release carries (" +
+                    std::to_string(max_diffs_) + ")");
   // Only the newest ring_entries notices can be kept.
   const std::size_t kept = std::min(notices.size(), LockRecordLayout::ring_entries);
-  call.id = id;
-  call.epoch = epoch;
-  call.appended = notices.size();
-  call.kept = kept;
-  call.free = free ? 1 : 0;
-  std::copy(notices.end() - static_cast<std::ptrdiff_t>(kept), notices.end(), call.entries);
+  const ReleaseCall call{id, epoch, notices.size(), kept, free ? 1u : 0u, diffs.size()};
+  std::byte* bytes = &release_call_[0];
+  std::memcpy(bytes, &call, sizeof call);
+  std::byte* entries = bytes + sizeof call;
+  if (kept != 0)
+    std::memcpy(entries, notices.data() + (notices.size() - kept), kept * sizeof(std::uint64_t));
+  std::byte* end = entries + kept * sizeof(std::uint64_t);
+  if (!diffs.empty()) std::memcpy(end, diffs.data(), diffs.size());
+  end += diffs.size();
   ReleaseAnswer answer{};
-  Request request = messaging_.call_answered(
-      home(id), release_handler_, &call,
-      offsetof(ReleaseCall, entries) + kept * sizeof(std::uint64_t), &answer, sizeof answer);
+  Request request =
+      messaging_.call_answered(home(id), release_handler_, bytes,
+                               static_cast<std::size_t>(end - bytes), &answer, sizeof answer);
   request.wait();
   if (request.message().size != sizeof answer)
     throw Error(Errc::transport, transport_.rank(),
@@ -126,16 +131,23 @@ bool LockTable::append_through_call(std::size_t id, std::uint64_t epoch,
 Answer LockTable::answer_release(void* context, int source, const std::byte* bytes,
                                  std::size_t size) {
   auto& table = *static_cast<LockTable*>(context);
-  ReleaseCall call;
-  const std::size_t fixed = offsetof(ReleaseCall, entries);
-  if (size >= fixed) std::memcpy(&call, bytes, fixed);
-  if (size < fixed || call.id >= table.locks_ || table.home(call.id) != table.transport_.rank() ||
+  ReleaseCall call{};
+  if (size >= sizeof call) std::memcpy(&call, bytes, sizeof call);
+  if (size < sizeof call || call.id >= table.locks_ ||
+      table.home(call.id) != table.transport_.rank() ||
       call.kept > LockRecordLayout::ring_entries || call.kept > call.appended ||
-      size != fixed + call.kept * sizeof(std::uint64_t)) {
+      call.diff_bytes > table.max_diffs_ ||
+      size != sizeof call + call.kept * sizeof(std::uint64_t) + call.diff_bytes) {
     std::fprintf(stderr, "mpidsm: rank %d: malformed lock release from rank %d\n",
                  table.transport_.rank(), source);
     std::abort();
   }
+  const std::byte* source_entries = bytes + sizeof call;
+  // The diffs first: whoever takes the lock next and reads the notices
+  // fetches the pages with these changes in.
+  if (call.diff_bytes != 0)
+    table.apply_diffs_(table.apply_context_, source, 0,
+                       source_entries + call.kept * sizeof(std::uint64_t), call.diff_bytes);
   std::byte* record = table.local_record(call.id);
   NoticeLogHeader header;
   std::memcpy(&header, record + LockRecordLayout::header, sizeof header);
@@ -143,7 +155,6 @@ Answer LockTable::answer_release(void* context, int source, const std::byte* byt
   const std::uint64_t from = header.count + (call.appended - call.kept);
   const std::uint64_t to = header.count + call.appended;
   auto* ring = reinterpret_cast<std::uint64_t*>(record + LockRecordLayout::ring);
-  const std::byte* source_entries = bytes + fixed;
   RingSpan spans[2];
   for (int s = 0, n = ring_spans(from, to, LockRecordLayout::ring_entries, spans); s < n; ++s) {
     std::memcpy(ring + spans[s].index, source_entries, spans[s].length * sizeof(std::uint64_t));

@@ -5,13 +5,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <string>
 
 #include "mpidsm/error.hpp"
 
 namespace mpidsm::detail {
 
 LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks,
-                     const MappablePeers& mappable)
+                     const MappablePeers& mappable, Transport::RemoteHandler apply_diffs,
+                     void* apply_context, std::size_t max_diffs)
     : transport_(transport),
       messaging_(transport),
       locks_(locks),
@@ -24,6 +26,11 @@ LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks,
       seen_count_(locks),
       acquire_handler_(messaging_.add_answering_handler(answer_acquire, this)),
       release_handler_(messaging_.add_answering_handler(answer_release, this)),
+      apply_diffs_(apply_diffs),
+      apply_context_(apply_context),
+      max_diffs_(max_diffs),
+      release_call_(sizeof(ReleaseCall) + LockRecordLayout::ring_entries * sizeof(std::uint64_t) +
+                    max_diffs),
       by_call_(messaging_.all_reach_through_messages(
           true, [this](int peer) { return words_.maps(peer); })) {}
 
@@ -111,16 +118,21 @@ void LockTable::finish_release(const Release& release) {
 }
 
 LockTable::Release LockTable::begin_release(std::size_t id, std::uint64_t epoch,
-                                            std::span<const std::uint64_t> notices) {
-  if (notices.empty()) return {id, false};
+                                            std::span<const std::uint64_t> notices,
+                                            std::span<const std::byte> diffs) {
+  if (notices.empty() && diffs.empty()) return {id, false};
   const int home_rank = home(id);
   if (calls(home_rank)) {
     // A waiter already linked gets the lock from finish_release(); otherwise
     // the home frees it with the append, unless one queues meanwhile.
     const bool linked =
         std::atomic_ref<std::uint64_t>(my_node(id).next).load(std::memory_order_acquire) != 0;
-    return {id, append_through_call(id, epoch, notices, !linked)};
+    return {id, append_through_call(id, epoch, notices, diffs, !linked)};
   }
+  if (!diffs.empty())
+    throw Error(Errc::invalid_state, transport_.rank(),
+                "LockTable::begin_release: diffs for lock " + std::to_string(id) +
+                    ", whose release is no call");
   const std::size_t record = record_offset(id);
   NoticeLogHeader header{epoch, seen_count_[id]};
   // This rank read the header when it acquired the lock, and only the

@@ -37,8 +37,12 @@ namespace mpidsm::detail {
 
 class LockTable {
  public:
-  // Collective.
-  LockTable(MPI_Comm comm, Transport& transport, std::size_t locks, const MappablePeers& mappable);
+  // Collective. A release through a call may carry diffs for the lock's
+  // home (begin_release): the home hands them to `apply_diffs` (with
+  // `apply_context`), as if they had come in a message of their own, before
+  // it appends the notices; `max_diffs` bytes at most.
+  LockTable(MPI_Comm comm, Transport& transport, std::size_t locks, const MappablePeers& mappable,
+            Transport::RemoteHandler apply_diffs, void* apply_context, std::size_t max_diffs);
   ~LockTable();  // collective
   // The transport is gone: forget the table without deregistering it.
   void abandon_transport() { words_.abandon_transport(); }
@@ -71,13 +75,18 @@ class LockTable {
   // lock's log in `epoch`, remote completion on return; through a call the
   // home frees the lock with the append when nobody queued. finish_release
   // then hands `id` to the next waiter, or frees it when none waits, unless
-  // the append freed it already.
+  // the append freed it already. Callers serialise begin_release calls.
   struct Release {
     std::size_t id = 0;
     bool freed = false;  // the append freed the lock: nothing is left to hand over
   };
+  // `diffs` (only where releases_by_call(id)): diff_message.hpp's records
+  // for the lock's home, applied there before the notices are appended.
   [[nodiscard]] Release begin_release(std::size_t id, std::uint64_t epoch,
-                                      std::span<const std::uint64_t> notices);
+                                      std::span<const std::uint64_t> notices,
+                                      std::span<const std::byte> diffs = {});
+  // Whether releasing `id` is a call to its home, which can carry diffs.
+  bool releases_by_call(std::size_t id) const { return calls(home(id)); }
   void finish_release(const Release& release);
 
   // The lock's flag word at its home (Dsm::set_flag): set to `value`, or read.
@@ -95,12 +104,13 @@ class LockTable {
     std::uint64_t id;
     std::uint64_t seen_epoch, seen_count;  // the caller's last read of the log
   };
+  // Then `kept` notices, then `diff_bytes` of diffs.
   struct ReleaseCall {
     std::uint64_t id, epoch;
     std::uint64_t appended;  // notices appended; the log keeps the last `kept`
     std::uint64_t kept;
     std::uint64_t free;  // 1: free the lock unless someone queued
-    std::uint64_t entries[LockRecordLayout::ring_entries];
+    std::uint64_t diff_bytes;
   };
   struct ReleaseAnswer {
     std::uint64_t tail;   // the tail the home found (the caller: it freed the lock)
@@ -133,7 +143,8 @@ class LockTable {
   const AcquireAnswer* take_answer(std::size_t id) const;
   // The call path of begin_release(): true when the call freed the lock.
   bool append_through_call(std::size_t id, std::uint64_t epoch,
-                           std::span<const std::uint64_t> notices, bool free);
+                           std::span<const std::uint64_t> notices, std::span<const std::byte> diffs,
+                           bool free);
   // At the home, inside its progress: swaps the caller in and answers.
   static Answer answer_acquire(void* context, int source, const std::byte* bytes, std::size_t size);
   // At the home: appends a holder's notices, frees the lock if asked and
@@ -156,6 +167,12 @@ class LockTable {
   LazyArray<std::uint64_t> seen_epoch_;  // per id: epoch of seen_count_
   LazyArray<std::uint64_t> seen_count_;  // per id: log entries already read
   std::uint32_t acquire_handler_, release_handler_;
+  Transport::RemoteHandler apply_diffs_;
+  void* apply_context_;
+  std::size_t max_diffs_;
+  // A release call's bytes, until its answer is in (begin_release's callers
+  // serialise it).
+  LazyArray<std::byte> release_call_;
   std::vector<std::size_t> abandoned_;           // ids whose wait was abandoned, queued still
   std::atomic<std::size_t> abandoned_count_{0};  // abandoned_.size()
   // Every rank reaches every home it does not map through messages
