@@ -1,6 +1,7 @@
 #include "sparse_allgather.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <utility>
 
 #include "common/mpi_exchange.hpp"
@@ -28,13 +29,11 @@ std::span<const std::int64_t> SparseAllgather::exchange(
     held_.push_back(static_cast<std::int64_t>(mine.size()));
     held_.insert(held_.end(), mine.begin(), mine.end());
   }
-  bool first = true;
-  for (int distance = 1, tag = 0; distance < ranks_; distance *= 2, tag += 2) {
+  if (ranks_ == 1) after_first_send();
+  for (int distance = 1, tag = 0; distance < ranks_; distance *= 2, tag += 2)
     // The last round sends only what the receiver still lacks.
-    round(distance, std::min(distance, ranks_ - distance), tag, operation);
-    if (std::exchange(first, false)) after_first_send();
-  }
-  if (first) after_first_send();
+    round(distance, std::min(distance, ranks_ - distance), tag, operation,
+          distance == 1 ? &after_first_send : nullptr);
   return std::span<const std::int64_t>(held_).subspan(1);
 }
 
@@ -48,7 +47,8 @@ std::size_t SparseAllgather::words_within(int limit) const {
   return at - 1;
 }
 
-void SparseAllgather::round(int distance, int limit, int tag, const char* operation) {
+void SparseAllgather::round(int distance, int limit, int tag, const char* operation,
+                            const std::function<void()>* after_send) {
   const int to = (rank_ - distance + ranks_) % ranks_;
   const int from = (rank_ + distance) % ranks_;
   const std::size_t words = words_within(limit);
@@ -68,6 +68,14 @@ void SparseAllgather::round(int distance, int limit, int tag, const char* operat
     check_mpi(rank_, "MPI_Isend in the DSM barrier",
               MPI_Isend(held_.data() + kFirstWords, static_cast<int>(words + 1 - kFirstWords),
                         MPI_INT64_T, to, tag + 1, comm_, &requests[2]));
+  std::exception_ptr failed;
+  if (after_send) {
+    try {
+      (*after_send)();
+    } catch (...) {
+      failed = std::current_exception();  // MPI still owns the buffers
+    }
+  }
   wait(std::span<MPI_Request>(requests, 2), operation);
   const auto arriving = static_cast<std::size_t>(incoming_[0]);
   if (arriving + 1 > kFirstWords) {
@@ -80,6 +88,7 @@ void SparseAllgather::round(int distance, int limit, int tag, const char* operat
   wait(requests, operation);
   held_.insert(held_.end(), incoming_.begin() + 1,
                incoming_.begin() + 1 + static_cast<std::ptrdiff_t>(arriving));
+  if (failed) std::rethrow_exception(failed);
 }
 
 void SparseAllgather::wait(std::span<MPI_Request> requests, const char* operation) {

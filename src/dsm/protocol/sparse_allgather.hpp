@@ -39,8 +39,10 @@ class SparseAllgather {
   // Collective: `mine` (empty: this rank has nothing to say) reaches every
   // rank. Returns the contributions, each as [rank, size, size words], of
   // every rank whose contribution was not empty, this rank's first, then by
-  // rank distance after it. `after_first_send` runs once `mine` has left.
-  // Valid until the next exchange.
+  // rank distance after it. `after_first_send` runs once `mine` has been
+  // handed to MPI, while the first round is in flight (what it sends
+  // travels beside the exchange, not after it). Valid until the next
+  // exchange.
   std::span<const std::int64_t> exchange(std::span<const std::int64_t> mine,
                                          const std::function<void()>& after_first_send,
                                          const char* operation);
@@ -58,8 +60,10 @@ class SparseAllgather {
  private:
   // One round: sends the contributions held that lie less than `limit`
   // ranks after this one to the rank `distance` before, and appends those
-  // the rank `distance` after sends.
-  void round(int distance, int limit, int tag, const char* operation);
+  // the rank `distance` after sends. `after_send` (if any) runs once the
+  // sends are posted; when it throws, the round completes first.
+  void round(int distance, int limit, int tag, const char* operation,
+             const std::function<void()>* after_send);
   // The words after held_'s head that belong to contributions less than
   // `limit` ranks after this one.
   std::size_t words_within(int limit) const;
