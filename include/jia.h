@@ -90,12 +90,15 @@ unsigned int jia_stopstat(void);
  * through mpidsm (mpidsm::TransportTraffic: loads and stores of pages
  * mapped from a host on this node are no messages); `pages` its DSM
  * brought in (misses, prefetch, and updates at synchronisations);
- * `intervals` it ended (barriers and lock acquires). Not collective. */
+ * `intervals` it ended (barriers and lock acquires); `waited_ns` it spent
+ * in barriers, syncs and waits for locks, which shows ranks out of step
+ * (one computes while the others wait). Not collective. */
 typedef struct {
   unsigned long long messages;  /**< sent through mpidsm */
   unsigned long long bytes;     /**< their payload bytes */
   unsigned long long pages;     /**< brought in by the DSM */
   unsigned long long intervals; /**< ended: barriers, syncs, lock acquires */
+  unsigned long long waited_ns; /**< in barriers, syncs and lock waits */
 } jia_traffic_t;
 jia_traffic_t jia_traffic(void);
 /** @} */

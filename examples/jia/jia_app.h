@@ -46,7 +46,7 @@ static inline void app_report(const char* title, const double* dsm, const double
  * tally_begin_mpi and tally_end_mpi, then call tally_report (collective). */
 static inline dsm_counts_t app_dsm_counts(void) {
   const jia_traffic_t t = jia_traffic();
-  const dsm_counts_t counts = {t.messages, t.bytes, t.pages, t.intervals};
+  const dsm_counts_t counts = {t.messages, t.bytes, t.pages, t.intervals, t.waited_ns};
   return counts;
 }
 static inline void app_begin_dsm(traffic_tally_t* tally) {

@@ -101,6 +101,7 @@ void tally_end_dsm(traffic_tally_t* tally, dsm_counts_t now) {
   tally->dsm.bytes += now.bytes - tally->dsm_mark.bytes + mpi.bytes - tally->mpi_mark.bytes;
   tally->dsm.pages += now.pages - tally->dsm_mark.pages;
   tally->dsm.intervals += now.intervals - tally->dsm_mark.intervals;
+  tally->dsm.waited_ns += now.waited_ns - tally->dsm_mark.waited_ns;
 }
 
 void tally_begin_mpi(traffic_tally_t* tally) {
@@ -119,14 +120,25 @@ void tally_report(const traffic_tally_t* tally) {
                                 tally->mpi.bytes},
                      all[5];
   PMPI_Allreduce(mine, all, 5, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (!is_rank_zero()) return;
-  int ranks = 1;
+  int ranks = 1, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  struct {
+    double ms;
+    int rank;
+  } waited = {(double)dsm->waited_ns / 1e6, rank}, least, most;
+  PMPI_Allreduce(&waited, &least, 1, MPI_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD);
+  PMPI_Allreduce(&waited, &most, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+  if (rank != 0) return;
   const double per = (double)ranks * (double)(dsm->intervals ? dsm->intervals : 1);
   printf(
       "  per interval  DSM %.1f messages %.0f bytes %.1f pages fetched, MPI %.1f messages %.0f"
       " bytes   (per rank, %llu DSM intervals)\n",
       (double)all[0] / per, (double)all[1] / per, (double)all[2] / per, (double)all[3] / per,
       (double)all[4] / per, dsm->intervals);
+  printf(
+      "  DSM waits     %.1f ms (rank %d) to %.1f ms (rank %d) per rank, in barriers, syncs and"
+      " locks\n",
+      least.ms, least.rank, most.ms, most.rank);
   fflush(stdout);
 }

@@ -37,10 +37,11 @@ void report_runs(const char* title, const char* dsm_label, const double* dsm, co
 /* What the DSM side can say of itself at a moment: messages and bytes it
  * sent through mpidsm, pages its DSM brought in (on one node mostly copied
  * from mapped memory, which no message counts), intervals it ended (each
- * barrier, sync or lock acquire ends one). The JIAJIA applications read it
- * from jia_traffic, the C++ examples from Transport::traffic and DsmStats. */
+ * barrier, sync or lock acquire ends one), nanoseconds it waited in them.
+ * The JIAJIA applications read it from jia_traffic, the C++ examples from
+ * Transport::traffic and DsmStats. */
 typedef struct {
-  unsigned long long messages, bytes, pages, intervals;
+  unsigned long long messages, bytes, pages, intervals, waited_ns;
 } dsm_counts_t;
 
 /* Each side's traffic over the repetitions: the DSM's through mpidsm and
@@ -56,8 +57,10 @@ void tally_end_dsm(traffic_tally_t* tally, dsm_counts_t now);
 void tally_begin_mpi(traffic_tally_t* tally);
 void tally_end_mpi(traffic_tally_t* tally);
 
-/* The traffic line, per rank and DSM interval. Collective over
- * MPI_COMM_WORLD; its own reduction is not counted. */
+/* The traffic line, per rank and DSM interval, then the least and the most
+ * time a rank waited in the DSM's synchronisation (ranks out of step: one
+ * computes while the others wait). Collective over MPI_COMM_WORLD; its own
+ * reductions are not counted. */
 void tally_report(const traffic_tally_t* tally);
 
 #ifdef __cplusplus

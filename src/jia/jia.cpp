@@ -52,7 +52,7 @@ struct Jia {
   std::vector<double> powers;
   Clock::time_point computing_since;
   // jia_traffic's counts from the DSM statistics jia_startstat cleared.
-  unsigned long long pages_cleared = 0, intervals_cleared = 0;
+  unsigned long long pages_cleared = 0, intervals_cleared = 0, waited_cleared = 0;
 };
 
 // jia_traffic's pages and intervals in DSM statistics.
@@ -61,6 +61,9 @@ unsigned long long pages_brought_in(const mpidsm::DsmStats& s) {
 }
 unsigned long long intervals_ended(const mpidsm::DsmStats& s) {
   return s.barriers + s.syncs + s.lock_acquires;
+}
+unsigned long long time_waited_ns(const mpidsm::DsmStats& s) {
+  return s.barrier_ns + s.sync_ns + s.lock_wait_ns;
 }
 static_assert(JIA_ADAPTIVE == static_cast<int>(mpidsm::Coherence::adaptive) &&
                   JIA_SINGLE_WRITER == static_cast<int>(mpidsm::Coherence::single_writer),
@@ -325,6 +328,7 @@ unsigned int jia_startstat(void) {
     const mpidsm::DsmStats cleared = j.dsm->stats();
     j.pages_cleared += pages_brought_in(cleared);
     j.intervals_cleared += intervals_ended(cleared);
+    j.waited_cleared += time_waited_ns(cleared);
     j.dsm->reset_stats();
   });
   return 0;
@@ -336,7 +340,7 @@ jia_traffic_t jia_traffic(void) {
     const mpidsm::TransportTraffic sent = j.runtime->transport().traffic();
     const mpidsm::DsmStats s = j.dsm->stats();
     t = {sent.messages, sent.bytes, j.pages_cleared + pages_brought_in(s),
-         j.intervals_cleared + intervals_ended(s)};
+         j.intervals_cleared + intervals_ended(s), j.waited_cleared + time_waited_ns(s)};
   });
   return t;
 }
