@@ -69,15 +69,10 @@ class TrafficTally {
   void report() const { tally_report(&tally_); }
 
  private:
-  // Pages by misses and prefetch, and brought up to date at
-  // synchronisations; intervals end at barriers, syncs and lock acquires,
-  // whose waits are the time waited.
   dsm_counts_t counts() const {
     const TransportTraffic sent = runtime_.transport().traffic();
     const DsmStats s = dsm_.stats();
-    return {sent.messages, sent.bytes,
-            s.pages_fetched + s.barrier_refetches + s.sync_refetches + s.updates_received,
-            s.barriers + s.syncs + s.lock_acquires, s.barrier_ns + s.sync_ns + s.lock_wait_ns};
+    return {sent.messages, sent.bytes, s.pages_brought_in(), s.intervals_ended(), s.waited_ns()};
   }
   Runtime& runtime_;
   Dsm& dsm_;

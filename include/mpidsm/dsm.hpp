@@ -113,6 +113,16 @@ struct DsmStats {
   std::uint64_t pages_read_mostly = 0;    ///< see pages_adaptive
   std::uint64_t pages_single_writer = 0;  ///< see pages_adaptive
 
+  /// Pages brought in: by misses and prefetch, and brought up to date at
+  /// synchronisations (barriers, syncs, adaptive updates).
+  std::uint64_t pages_brought_in() const {
+    return pages_fetched + barrier_refetches + sync_refetches + updates_received;
+  }
+  /// Intervals ended: each barrier, sync and lock acquire ends one.
+  std::uint64_t intervals_ended() const { return barriers + syncs + lock_acquires; }
+  /// Nanoseconds in barriers, syncs and waits for locks.
+  std::uint64_t waited_ns() const { return barrier_ns + sync_ns + lock_wait_ns; }
+
   /// Name and value of every counter, in declaration order (for tables);
   /// the gauges that follow them are for_each_gauge's.
   template <class F>

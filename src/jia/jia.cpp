@@ -55,16 +55,6 @@ struct Jia {
   unsigned long long pages_cleared = 0, intervals_cleared = 0, waited_cleared = 0;
 };
 
-// jia_traffic's pages and intervals in DSM statistics.
-unsigned long long pages_brought_in(const mpidsm::DsmStats& s) {
-  return s.pages_fetched + s.barrier_refetches + s.sync_refetches + s.updates_received;
-}
-unsigned long long intervals_ended(const mpidsm::DsmStats& s) {
-  return s.barriers + s.syncs + s.lock_acquires;
-}
-unsigned long long time_waited_ns(const mpidsm::DsmStats& s) {
-  return s.barrier_ns + s.sync_ns + s.lock_wait_ns;
-}
 static_assert(JIA_ADAPTIVE == static_cast<int>(mpidsm::Coherence::adaptive) &&
                   JIA_SINGLE_WRITER == static_cast<int>(mpidsm::Coherence::single_writer),
               "the JIA_* policies number mpidsm::Coherence alike");
@@ -326,9 +316,9 @@ void jia_error(char* format, ...) {
 unsigned int jia_startstat(void) {
   run("jia_startstat", [](Jia& j) {
     const mpidsm::DsmStats cleared = j.dsm->stats();
-    j.pages_cleared += pages_brought_in(cleared);
-    j.intervals_cleared += intervals_ended(cleared);
-    j.waited_cleared += time_waited_ns(cleared);
+    j.pages_cleared += cleared.pages_brought_in();
+    j.intervals_cleared += cleared.intervals_ended();
+    j.waited_cleared += cleared.waited_ns();
     j.dsm->reset_stats();
   });
   return 0;
@@ -339,8 +329,8 @@ jia_traffic_t jia_traffic(void) {
   run("jia_traffic", [&](Jia& j) {
     const mpidsm::TransportTraffic sent = j.runtime->transport().traffic();
     const mpidsm::DsmStats s = j.dsm->stats();
-    t = {sent.messages, sent.bytes, j.pages_cleared + pages_brought_in(s),
-         j.intervals_cleared + intervals_ended(s), j.waited_cleared + time_waited_ns(s)};
+    t = {sent.messages, sent.bytes, j.pages_cleared + s.pages_brought_in(),
+         j.intervals_cleared + s.intervals_ended(), j.waited_cleared + s.waited_ns()};
   });
   return t;
 }
