@@ -256,6 +256,46 @@ TEST_F(DsmHomeMoves, MemoryAllocatedAfterMovesReadsZero) {
   d.free(again);
 }
 
+// A page its home rewrote in every interval stays writable there, its
+// writes found by comparison (hot_home_pages.hpp); once another rank
+// alone writes it, the comparison would take that rank's diffs for the
+// home's writes. The other rank's notice sends the page back to faults,
+// and it moves to its new only writer.
+TEST_F(DsmHomeMoves, APageItsHomeStopsRewritingMovesToItsNewOnlyWriter) {
+  if (ranks() < 2) GTEST_SKIP() << "needs two ranks";
+  Dsm& d = *dsm_;
+  d.set_home_migration(HomeMigration::on);
+  auto* word = d.allocate<long>(page() / sizeof(long), Placement::on(0));
+  d.barrier();
+  for (long round = 1; round <= 6; ++round) {  // rank 0 writes, rank 1 reads
+    if (me() == 0) word[0] = round;
+    d.barrier();
+    if (me() == 1) {
+      EXPECT_EQ(word[0], round);
+    }
+    d.barrier();
+  }
+  EXPECT_EQ(d.home_of(word), 0);
+  int moved_after = 0;
+  for (long round = 7; round <= 16 && moved_after == 0; ++round) {  // rank 1 alone writes
+    if (me() == 1) word[0] = round;
+    // Its diff reaches the home before the home's release in the barrier
+    // compares the page (without the sync, only sometimes).
+    if (me() <= 1) {
+      const int other = 1 - me();
+      d.sync_with({&other, 1});
+    }
+    d.barrier();
+    EXPECT_EQ(word[0], round) << "rank " << me();
+    if (d.home_of(word) == 1) moved_after = static_cast<int>(round - 6);
+    d.barrier();  // read before the next write
+  }
+  EXPECT_GT(moved_after, 0) << "rank " << me() << ": the page never moved to its only writer";
+  EXPECT_LE(moved_after, 4) << "rank " << me();
+  d.barrier();
+  d.free(word);
+}
+
 // A second thread that used the DSM makes its rank vote against moves from
 // then on: its writes during a barrier could reach the old home after a move.
 // Last: the vote is for the Dsm's lifetime.

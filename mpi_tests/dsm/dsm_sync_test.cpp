@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <thread>
@@ -85,6 +86,84 @@ TEST_F(DsmTest, NeighboursSeeEachOthersWritesAfterEverySync) {
   }
   d.barrier();
   d.free(grid);
+}
+
+// A page its home rewrites in every interval stays writable (its writes
+// found by comparison at each release, not by a fault each), and its
+// reader still sees every write; once the home stops writing, the page
+// stops being noticed within two intervals; a write after that faults
+// and is seen. Through syncs with the ring's neighbours, then barriers.
+void home_page_rewritten_every_interval(Dsm& d, const Runtime& runtime,
+                                        const std::function<void()>& synchronise) {
+  const int me = runtime.rank(), n = runtime.size();
+  const std::size_t page_longs = d.page_size() / sizeof(long);
+  long* pages = d.allocate<long>(page_longs * static_cast<std::size_t>(n));  // one per rank
+  ASSERT_EQ(d.home_of(pages + page_longs * static_cast<std::size_t>(me)), me);
+  long* mine = pages + page_longs * static_cast<std::size_t>(me);
+  const long* previous = pages + page_longs * static_cast<std::size_t>((me + n - 1) % n);
+  const Coherence policy = d.coherence_of(pages);
+  d.barrier();
+  constexpr long rounds = 30;
+  // From round 10 on the reader's copy and the home's count of it have
+  // settled (an adaptive copy is dropped at notices until its reader has
+  // fetched it again twice, and while nobody holds a copy the page is
+  // exclusive, shared again at the next fetch: one fault each time).
+  constexpr long settled = 10;
+  std::uint64_t faults_when_settled = 0;
+  for (long round = 1; round <= rounds; ++round) {
+    if (round == settled) faults_when_settled = d.stats().write_faults;
+    mine[0] = round;                                                     // the same word...
+    mine[page_longs - 1 - static_cast<std::size_t>(round) % 8] = round;  // ...and others
+    synchronise();
+    EXPECT_EQ(previous[0], round) << "rank " << me;
+    EXPECT_EQ(previous[page_longs - 1 - static_cast<std::size_t>(round) % 8], round);
+    synchronise();  // nobody writes before its reader has read
+  }
+  // Under single_writer every write faults (its races are found there).
+  // Under invalidate the reader's copy comes and goes, and the home's count
+  // of it with it (at barriers): each time the page is exclusive for a
+  // while, then shared and tracked by a fault again.
+  const std::uint64_t faults = d.stats().write_faults - faults_when_settled;
+  if (policy == Coherence::invalidate) {
+    EXPECT_LT(faults, static_cast<std::uint64_t>(rounds - settled) / 2) << "rank " << me;
+  } else if (policy != Coherence::single_writer) {
+    EXPECT_EQ(faults, 0u) << "rank " << me << ": the page rewritten in every interval still faults";
+  }
+  // The home stops writing: after two intervals, nothing about the page
+  // reaches its reader any more.
+  for (int idle = 0; idle < 2; ++idle) {
+    synchronise();
+    EXPECT_EQ(previous[0], rounds);
+  }
+  const DsmStats quiet = d.stats();
+  for (int idle = 0; idle < 6; ++idle) {
+    synchronise();
+    EXPECT_EQ(previous[0], rounds);
+  }
+  EXPECT_EQ(d.stats().invalidations, quiet.invalidations) << "rank " << me;
+  EXPECT_EQ(d.stats().sync_refetches, quiet.sync_refetches) << "rank " << me;
+  EXPECT_EQ(d.stats().barrier_refetches, quiet.barrier_refetches) << "rank " << me;
+  // Read-only again: the next write faults, and is seen.
+  mine[1] = -1;
+  if (n > 1) {
+    EXPECT_EQ(d.stats().write_faults, quiet.write_faults + 1) << "rank " << me;
+  }
+  synchronise();
+  EXPECT_EQ(previous[1], -1) << "rank " << me;
+  d.barrier();
+  d.free(pages);
+}
+
+TEST_F(DsmTest, AHomePageRewrittenEveryIntervalStaysWritableThroughSyncs) {
+  const int me = runtime_->rank(), n = runtime_->size();
+  std::vector<int> ring;
+  if (n > 1) ring.push_back((me + n - 1) % n);
+  if (n > 2) ring.push_back((me + 1) % n);
+  home_page_rewritten_every_interval(*dsm_, *runtime_, [&] { dsm_->sync_with(ring); });
+}
+
+TEST_F(DsmTest, AHomePageRewrittenEveryIntervalStaysWritableThroughBarriers) {
+  home_page_rewritten_every_interval(*dsm_, *runtime_, [&] { dsm_->barrier(); });
 }
 
 // Rank 2 changes a page homed at rank 0 and syncs with rank 1; rank 0, the

@@ -118,14 +118,29 @@ void Dsm::Engine::release_pinned(std::size_t page) {
 // `carry_home`: see flush_written_homes.
 std::span<const std::byte> Dsm::Engine::release(int carry_home) {
   take_new_copies();
+  hot_.begin_release();
+  release_hot_home_pages();  // before new ones join, which were just noticed
   auto is_dirty = [&](std::size_t page) {
     return state_[page] == PageState::dirty || state_[page] == PageState::home_dirty;
   };
-  for (std::size_t page : dirty_)
-    if (state_[page] == PageState::home_dirty && !pinned(page) && sharing_.sharers(page) == 0) {
-      state_[page] = PageState::home_exclusive;  // already writable; nobody to tell
-      listed_[page] &= static_cast<std::uint8_t>(~kUnwatched);
+  // Home pages written here: exclusive ones need no notice; shared ones
+  // written in every recent interval stay writable (hot_), noticed now.
+  std::size_t listed = 0;
+  for (std::size_t page : dirty_) {
+    if (state_[page] == PageState::home_dirty && !pinned(page)) {
+      if (sharing_.sharers(page) == 0) {
+        state_[page] = PageState::home_exclusive;  // already writable; nobody to tell
+        listed_[page] &= static_cast<std::uint8_t>(~kUnwatched);
+      } else if (policy_of_page(page) != Coherence::single_writer && hot_.written(page)) {
+        hot_.adopt(page, master(page));
+        listed_[page] &= static_cast<std::uint8_t>(~kInDirty);
+        record_home_notice(page);
+        continue;
+      }
     }
+    dirty_[listed++] = page;
+  }
+  dirty_.resize(listed);
   std::size_t kept = 0, i = 0;
   try {
     while (i < dirty_.size()) {
@@ -171,6 +186,34 @@ std::span<const std::byte> Dsm::Engine::release(int carry_home) {
   return flush_written_homes(carry_home);
 }
 
+// The hot pages' writes are found by comparison (hot_home_pages.hpp). A hot
+// page whose state changed elsewhere, or that was listed for this release,
+// leaves: whatever changed it took care of its notice (a parked page's, for
+// instance), and the release handles a listed page as any other.
+void Dsm::Engine::release_hot_home_pages() {
+  for (std::size_t page : hot_.pages()) {
+    if (state_[page] != PageState::home_dirty || (listed_[page] & kInDirty)) {
+      hot_.drop(page);
+    } else if (pinned(page)) {
+      // Pinned pages stay writable and listed, noticed at every release.
+      hot_.drop(page);
+      set_dirty(page, PageState::home_dirty);
+    } else if (sharing_.sharers(page) == 0) {
+      hot_.drop(page);
+      state_[page] = PageState::home_exclusive;  // nobody to tell
+      listed_[page] &= static_cast<std::uint8_t>(~kUnwatched);
+    } else if (hot_.cooling(page)) {
+      // Read-only before the comparison: a later write faults.
+      protect(page, 1, PROT_READ);
+      state_[page] = PageState::home_clean;
+      if (hot_.changed(page, master(page))) record_home_notice(page);
+      hot_.drop(page);
+    } else if (hot_.changed(page, master(page))) {
+      record_home_notice(page);
+    }
+  }
+}
+
 // Pages homed here that other ranks copied since the last release: an
 // exclusive one may have been written without a fault, so it is treated as
 // written in this interval and tracked from now on.
@@ -209,6 +252,16 @@ std::span<const std::byte> Dsm::Engine::flush_written_homes(int carry_home) {
     }
   diffs_.recycle();
   return carried;
+}
+
+// Another rank wrote a hot page: its bytes no longer tell this rank's
+// writes from that rank's diffs (a home that stopped writing would notice
+// the page for ever, and the page would never move to its only writer).
+// It is tracked by faults again: writable and listed until the next
+// release, which notices it once and makes it read-only.
+void Dsm::Engine::demote_hot_page(std::size_t page) {
+  hot_.forget(page);
+  if (state_[page] == PageState::home_dirty) set_dirty(page, PageState::home_dirty);
 }
 
 // Runs in this rank's progress (its progress thread, or a wait inside

@@ -57,6 +57,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       listed_(pages_),
       reuse_(pages_),
       twins_(cache_.capacity(), page_size_),
+      hot_(pages_, page_size_),
       scratch_(page_size_),
       batch_(fetch_batch_capacity()),
       homes_written_(static_cast<std::size_t>(runtime.size()), false),
@@ -254,6 +255,7 @@ void Dsm::Engine::forget_allocation(std::size_t first, std::size_t pages) {
   state_.reset(first, pages);
   listed_.reset(first, pages);
   reuse_.reset(first, pages);
+  hot_.forget(first, pages);
   allocations_.remove(first);
   sharing_.forget(first, pages);
   directory_.forget(first, pages);

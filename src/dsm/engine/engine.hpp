@@ -25,6 +25,7 @@
 #include "dsm/fault/engine_lock.hpp"
 #include "dsm/fault/fault_handler.hpp"
 #include "dsm/fault/fault_servicer.hpp"
+#include "dsm/memory/hot_home_pages.hpp"
 #include "dsm/memory/lazy_array.hpp"
 #include "dsm/memory/lazy_vector.hpp"
 #include "dsm/memory/mapping_budget.hpp"
@@ -190,6 +191,8 @@ class Dsm::Engine final : public detail::FaultTarget {
                                  const std::byte* bytes, std::size_t size);
   void release_pinned(std::size_t page);
   std::span<const std::byte> release(int carry_home = -1);
+  void release_hot_home_pages();
+  void demote_hot_page(std::size_t page);
   void take_new_copies();
   void share_home_page(std::size_t page);
   std::span<const std::byte> flush_written_homes(int carry_home = -1);
@@ -429,6 +432,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   static constexpr std::uint8_t kLostToNotice = 1, kScoreStep = 2, kScoreMask = 6, kRecurrent = 4,
                                 kUnreadUpdate = 8;
   detail::TwinSlots twins_;                         // one per cache slot
+  detail::HotHomePages hot_;                        // home pages kept writable
   std::vector<std::byte> scratch_;                  // one page: snapshots and refreshes
   detail::LazyVector<std::size_t> dirty_;           // pages written since the last release
   detail::LazyVector<std::int64_t> notices_;        // pages released since the last barrier

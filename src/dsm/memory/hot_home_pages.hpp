@@ -1,0 +1,93 @@
+// Home pages written in most recent intervals, kept writable between
+// releases: their writes are found by comparison instead of by faults.
+//
+// A home page that other ranks copied is read-only between releases, so
+// that its first write in an interval faults and becomes a notice. A page
+// its home keeps rewriting (a stencil's boundary row, the value a sync or
+// barrier publishes) then costs a fault and two mprotects per interval it
+// is written in: on one node, half of a sync with a neighbour. Such a page,
+// written again within kCoolAfter releases of its last write, stays
+// writable instead, with a snapshot of its bytes; each release compares
+// the page with its snapshot, and a difference is the page's notice. A
+// page found unchanged at kCoolAfter releases in a row leaves, made
+// read-only before its last comparison (so no write slips between the
+// comparison and the protection).
+//
+// The price of a hot page is a copy and a comparison of it per release,
+// well under a tenth of the fault and mprotects it saves, paid at most
+// kCoolAfter times in a row for nothing. At most kSlots pages are hot at
+// once: their snapshots (kSlots + 1 pages, memory only for those used) are
+// what this costs in memory. Which pages may be hot, and what a hot page
+// that changed state elsewhere means, is the engine's concern
+// (coherence.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "lazy_array.hpp"
+
+namespace mpidsm::detail {
+
+class HotHomePages {
+ public:
+  static constexpr unsigned kCoolAfter = 4;
+  static constexpr std::size_t kSlots = 64;
+
+  HotHomePages(std::size_t pages, std::size_t page_size);
+
+  // A release begins: the interval that ends now is the one written() counts.
+  void begin_release() { ++release_; }
+  // `page` was written in the interval the current release ends (it faulted
+  // as a home page shared elsewhere). True when it was also written within
+  // the kCoolAfter releases before and a slot is free: the caller may
+  // adopt() it.
+  bool written(std::size_t page);
+  // `page` becomes hot, its snapshot copied from `bytes` now.
+  void adopt(std::size_t page, const std::byte* bytes);
+  bool hot(std::size_t page) const { return slot_of_[page] != 0; }
+  // The hot pages (a copy: the caller may drop pages while it walks them).
+  const std::vector<std::size_t>& pages() {
+    listed_.assign(pages_.begin(), pages_.end());
+    return listed_;
+  }
+  // Was unchanged at the last kCoolAfter - 1 checks: make it read-only,
+  // check, then drop it.
+  bool cooling(std::size_t page) const { return idle_[slot(page)] + 1u >= kCoolAfter; }
+  // Copies `bytes` (the page as it is now: a write after the copy differs
+  // from it) and compares the copy with the snapshot, which it replaces.
+  // True when they differ.
+  bool changed(std::size_t page, const std::byte* bytes);
+  // `page` is no longer hot; its slot is free.
+  void drop(std::size_t page);
+  // As drop() (for a hot page), and its past writes no longer count.
+  void forget(std::size_t page);
+  // forget() for pages [first, first+count) (freed).
+  void forget(std::size_t first, std::size_t count);
+
+ private:
+  std::size_t slot(std::size_t page) const { return slot_of_[page] - 1u; }
+  std::byte* buffer(std::uint32_t index) {
+    return &buffers_[static_cast<std::size_t>(index) * page_size_];
+  }
+
+  std::size_t page_size_;
+  std::uint64_t release_ = 0;
+  // Per page: release_ when a write was last seen (written(), or changed()
+  // found one), or 0. A hot page that leaves (nobody holds a copy for a
+  // while) is adopted again at its next write fault.
+  LazyArray<std::uint64_t> last_written_;
+  LazyArray<std::uint8_t> slot_of_;  // per page: its slot + 1, or 0
+  LazyArray<std::byte> buffers_;     // kSlots + 1 page-sized buffers
+  // Per slot: its snapshot's buffer, and how many checks in a row found
+  // the page unchanged. The one buffer no slot holds is the next copy's.
+  std::vector<std::uint32_t> snapshot_;
+  std::vector<std::uint8_t> idle_;
+  std::uint32_t spare_;
+  std::vector<std::uint32_t> free_slots_;  // reserved: never allocates
+  std::vector<std::size_t> pages_;         // hot pages, in no order
+  std::vector<std::size_t> listed_;        // pages()' copy
+};
+
+}  // namespace mpidsm::detail

@@ -1,0 +1,131 @@
+// HotHomePages without MPI or UCX: which home pages become hot, how a
+// release tells a hot page's writes from none, and the bound on slots.
+#include "dsm/memory/hot_home_pages.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace mpidsm::detail {
+namespace {
+
+constexpr std::size_t kPageSize = 256;
+
+TEST(HotHomePages, APageWrittenAgainSoonBecomesHot) {
+  HotHomePages hot(100, kPageSize);
+  hot.begin_release();
+  EXPECT_FALSE(hot.written(7));  // one write is no pattern
+  hot.begin_release();
+  EXPECT_TRUE(hot.written(7));  // written in consecutive intervals
+  HotHomePages other(100, kPageSize);
+  other.begin_release();
+  other.written(7);
+  for (unsigned gap = 1; gap < HotHomePages::kCoolAfter; ++gap) other.begin_release();
+  other.begin_release();
+  EXPECT_TRUE(other.written(7));  // every kCoolAfter-th interval: it would stay hot
+}
+
+TEST(HotHomePages, APageWrittenRarelyStaysTrackedByFaults) {
+  HotHomePages hot(100, kPageSize);
+  for (int time = 0; time < 3; ++time) {
+    hot.begin_release();
+    EXPECT_FALSE(hot.written(7)) << time;
+    for (unsigned gap = 0; gap < HotHomePages::kCoolAfter; ++gap) hot.begin_release();
+  }
+}
+
+TEST(HotHomePages, AComparisonFindsWritesAndTheCopyBecomesTheSnapshot) {
+  HotHomePages hot(100, kPageSize);
+  std::vector<std::byte> page(kPageSize, std::byte{1});
+  hot.begin_release();
+  hot.written(3);
+  hot.begin_release();
+  ASSERT_TRUE(hot.written(3));
+  hot.adopt(3, page.data());
+  EXPECT_TRUE(hot.hot(3));
+  EXPECT_FALSE(hot.cooling(3));
+
+  page[kPageSize - 1] = std::byte{2};  // the last byte, so no prefix hides it
+  EXPECT_TRUE(hot.changed(3, page.data()));
+  EXPECT_FALSE(hot.cooling(3));
+  // Compared with the copy taken last time: unchanged, kCoolAfter - 1 times
+  // before the page must be made read-only ahead of its last comparison.
+  for (unsigned idle = 1; idle < HotHomePages::kCoolAfter; ++idle) {
+    EXPECT_FALSE(hot.cooling(3)) << idle;
+    EXPECT_FALSE(hot.changed(3, page.data())) << idle;
+  }
+  EXPECT_TRUE(hot.cooling(3));
+  page[0] = std::byte{9};
+  EXPECT_TRUE(hot.changed(3, page.data()));  // a change ends the idle run
+  EXPECT_FALSE(hot.cooling(3));
+  hot.drop(3);
+  EXPECT_FALSE(hot.hot(3));
+  EXPECT_TRUE(hot.pages().empty());
+}
+
+TEST(HotHomePages, NoMoreThanTheSlotsAreHotAndADroppedOneFreesItsSlot) {
+  constexpr std::size_t pages = HotHomePages::kSlots + 10;
+  HotHomePages hot(pages, kPageSize);
+  std::vector<std::byte> bytes(kPageSize);
+  hot.begin_release();
+  for (std::size_t p = 0; p < pages; ++p) hot.written(p);
+  hot.begin_release();
+  std::size_t adopted = 0;
+  for (std::size_t p = 0; p < pages; ++p)
+    if (hot.written(p)) {
+      hot.adopt(p, bytes.data());
+      ++adopted;
+    }
+  EXPECT_EQ(adopted, HotHomePages::kSlots);
+  EXPECT_EQ(hot.pages().size(), HotHomePages::kSlots);
+  const std::size_t last = pages - 1;
+  EXPECT_FALSE(hot.hot(last));
+  hot.drop(0);
+  hot.begin_release();
+  EXPECT_TRUE(hot.written(last));  // a slot is free again
+  EXPECT_FALSE(hot.written(1));    // already hot: never adopted twice
+}
+
+TEST(HotHomePages, EachSnapshotIsItsOwnPages) {
+  HotHomePages hot(100, kPageSize);
+  std::vector<std::byte> a(kPageSize, std::byte{1}), b(kPageSize, std::byte{2});
+  hot.begin_release();
+  hot.written(1);
+  hot.written(2);
+  hot.begin_release();
+  ASSERT_TRUE(hot.written(1));
+  ASSERT_TRUE(hot.written(2));
+  hot.adopt(1, a.data());
+  hot.adopt(2, b.data());
+  // Several checks each, interleaved: the spare buffer rotates between slots.
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_FALSE(hot.changed(1, a.data())) << round;
+    EXPECT_FALSE(hot.changed(2, b.data())) << round;
+  }
+  EXPECT_TRUE(hot.changed(1, b.data()));
+  EXPECT_TRUE(hot.changed(2, a.data()));
+}
+
+TEST(HotHomePages, AForgottenPageStartsAfreshAndFreesItsSlot) {
+  HotHomePages hot(100, kPageSize);
+  std::vector<std::byte> bytes(kPageSize);
+  hot.begin_release();
+  for (std::size_t p : {4, 5, 6, 50}) hot.written(p);
+  hot.begin_release();
+  for (std::size_t p : {4, 5, 6, 50}) {
+    ASSERT_TRUE(hot.written(p));
+    hot.adopt(p, bytes.data());
+  }
+  hot.forget(50);    // another rank wrote it: tracked by faults again
+  hot.forget(4, 2);  // pages 4 and 5 freed
+  EXPECT_FALSE(hot.hot(4));
+  EXPECT_FALSE(hot.hot(5));
+  EXPECT_TRUE(hot.hot(6));
+  EXPECT_FALSE(hot.hot(50));
+  EXPECT_EQ(hot.pages(), std::vector<std::size_t>{6});
+  hot.begin_release();
+  for (std::size_t p : {4, 5, 50}) EXPECT_FALSE(hot.written(p)) << p;  // no past writes
+}
+
+}  // namespace
+}  // namespace mpidsm::detail
