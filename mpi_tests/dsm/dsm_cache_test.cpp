@@ -3,6 +3,7 @@
 // threads per rank fault at once, DSM buffers go straight to put/get and
 // send/recv, and the statistics table.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -333,6 +334,63 @@ TEST_F(DsmTest, APageAReaderKeepsFetchingSwitchesToUpdatesAndBack) {
     d.barrier();
     d.free(page);
   }
+}
+
+// A copy read after every update for a while is watched (its page-table
+// entry dropped, then looked up) at every fourth update only, and counts
+// as read in between (Dsm::Engine::watch_updated). When its reader stops
+// reading it, the updates still stop: after at most four unwatched ones
+// and the two unread watched ones that drop it.
+TEST_F(DsmTest, ACopyReadAtEveryUpdateIsWatchedLessAndStillDropsWhenUnread) {
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs a home and a reader";
+  constexpr int kHome = 0;
+  const bool reader = me != kHome;
+  Dsm d(*runtime_, exact_fetch_settings(*runtime_, false, true));
+  int* page =
+      d.allocate<int>(d.page_size() / sizeof(int), Placement::on(kHome), Coherence::adaptive);
+  const std::string where = "rank " + std::to_string(me);
+  auto interval = [&](int value, bool read) {
+    if (me == kHome) page[0] = value;
+    d.barrier();
+    const std::uint64_t faults = d.stats().read_faults;
+    if (reader && read) {
+      EXPECT_EQ(page[0], value) << where;
+    }
+    const std::uint64_t taken = d.stats().read_faults - faults;
+    d.barrier();
+    return taken;
+  };
+  for (int i = 1; i <= 3; ++i) interval(i, true);  // lost and fetched again: updated
+  for (int i = 4; i <= 8; ++i) EXPECT_EQ(interval(i, true), 0u) << where << ", read " << i;
+  // Reads 9-20 of a copy read at every update so far: one update in four is
+  // watched, and a read after a watched update is a minor fault.
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  const long minor_faults = usage.ru_minflt;
+  for (int i = 9; i <= 20; ++i) EXPECT_EQ(interval(i, true), 0u) << where << ", read " << i;
+  getrusage(RUSAGE_THREAD, &usage);
+#ifndef __SANITIZE_ADDRESS__  // its shadow memory takes minor faults of its own
+  if (reader) {
+    EXPECT_LE(usage.ru_minflt - minor_faults, 12 / 4 + 2) << where << ": every update watched";
+  }
+#endif
+  const DsmStats before = d.stats();
+  int dropped_after = 0;  // unread intervals until the drop
+  for (int unread = 1; unread <= 8; ++unread) {
+    interval(100 + unread, false);
+    if (dropped_after == 0 && d.stats().updates_dropped != before.updates_dropped)
+      dropped_after = unread;
+  }
+  const std::uint64_t faults_after = interval(200, true);
+  if (reader) {
+    EXPECT_EQ(d.stats().updates_dropped - before.updates_dropped, 1u) << where;
+    EXPECT_GT(dropped_after, 0) << where;
+    EXPECT_LE(dropped_after, 4 + 2) << where;
+    EXPECT_EQ(faults_after, 1u) << where << ": invalidated again";
+  }
+  d.barrier();
+  d.free(page);
 }
 
 // The order of an iterative code whose home rewrites a boundary row early in

@@ -28,6 +28,8 @@
 
 namespace mpidsm {
 
+using detail::PageCache;
+
 bool Dsm::Engine::used_through_ucx(std::size_t page) {
   return barrier_refetch_ && state_[page] == PageState::cached &&
          cache_.entry(page).fetched_in == epoch_.load(std::memory_order_relaxed) &&
@@ -41,16 +43,48 @@ bool Dsm::Engine::used_since_updated(std::size_t page) {
   if (keeps_copies(page)) return true;
   if (policy_of_page(page) == Coherence::invalidate) return false;
   if (mapped_master_[static_cast<std::size_t>(home_of_page(page))]) return false;  // a memcpy away
-  return !cache_.entry(page).refetched || touched_since_mapped(page);
+  return !cache_.entry(page).refetched || read_since_updated(page);
+}
+
+bool Dsm::Engine::read_since_updated(std::size_t page) {
+  PageCache::Entry& entry = cache_.entry(page);
+  const bool read = touched_since_mapped(page);
+  if (!entry.read_counted)
+    entry.reads_in_a_row =
+        read ? static_cast<std::uint8_t>(std::min(entry.reads_in_a_row + 1, 255)) : 0;
+  entry.read_counted = true;
+  return read;
 }
 
 // The copy stays mapped for reads while its bytes change: the application's
 // threads are in the synchronisation, or race it (and so read old or new
 // words). Its page-table entries go, so touched_since_mapped tells whether
-// the next interval uses it.
+// the next interval uses it. A copy read after kWatchEvery updates in a row
+// is watched at every kWatchEvery-th update only, and counts as read in
+// between: watching costs an madvise, a read of /proc/self/pagemap and a
+// refault per update (a third of a sync with a neighbour across nodes),
+// and a reader that stops reading it costs at most kWatchEvery more updates
+// before a watched one finds out.
 void Dsm::Engine::watch_updated(std::size_t first, std::size_t count) {
-  madvise(view(first), count * page_size_, MADV_DONTNEED);
-  for (std::size_t page = first; page < first + count; ++page) cache_.entry(page).refetched = true;
+  constexpr std::uint8_t kWatchEvery = 4;
+  std::size_t run = 0;  // pages before `page` to watch, in a row
+  auto drop_entries = [&](std::size_t end) {
+    if (run) madvise(view(end - run), run * page_size_, MADV_DONTNEED);
+    run = 0;
+  };
+  for (std::size_t page = first; page < first + count; ++page) {
+    PageCache::Entry& entry = cache_.entry(page);
+    if (entry.reads_in_a_row >= kWatchEvery && ++entry.unwatched_updates < kWatchEvery) {
+      entry.refetched = false;  // as a copy fetched by a fault: used
+      drop_entries(page);
+      continue;
+    }
+    entry.unwatched_updates = 0;
+    entry.refetched = true;
+    entry.read_counted = false;
+    ++run;
+  }
+  drop_entries(first + count);
 }
 
 bool Dsm::Engine::home_then_page(std::size_t a, std::size_t b) const {

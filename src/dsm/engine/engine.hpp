@@ -278,6 +278,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   // brought up to date (by a fault it always was): a barrier or sync
   // updates it in place rather than dropping it.
   bool used_since_updated(std::size_t page);
+  // A watched copy's view was touched since its update (counted in its
+  // cache entry's reads_in_a_row).
+  bool read_since_updated(std::size_t page);
   // Pages [first, first+count), just updated in place: watched for use.
   void watch_updated(std::size_t first, std::size_t count);
   // Orders pages by home, then page: a batch per home, runs within it.

@@ -43,7 +43,7 @@ bool Dsm::Engine::keeps_copy_now(std::size_t page) {
       !cache_.entry(page).refetched)
     return true;
   std::uint8_t& reuse = reuse_[page];
-  if (touched_since_mapped(page)) {
+  if (read_since_updated(page)) {
     reuse &= static_cast<std::uint8_t>(~kUnreadUpdate);
     return true;
   }

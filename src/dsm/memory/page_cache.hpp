@@ -28,9 +28,15 @@ class PageCache {
 
   // What the engine keeps per cached page; reset when the page leaves.
   struct Entry {
-    std::int32_t twin = none;      // twin slot while the page is dirty
-    bool prefetched = false;       // mapped by prefetch, use not yet known
-    bool refetched = false;        // fetched by a barrier: used once its view was touched
+    std::int32_t twin = none;  // twin slot while the page is dirty
+    bool prefetched = false;   // mapped by prefetch, use not yet known
+    bool refetched = false;    // fetched by a barrier: used once its view was touched
+    // Updates in place in a row found read since (saturating; counted once
+    // per update, when read_counted is still false), and updates since the
+    // last one watched (Dsm::Engine::watch_updated samples a copy read often).
+    std::uint8_t reads_in_a_row = 0;
+    std::uint8_t unwatched_updates = 0;
+    bool read_counted = false;
     std::uint64_t fetched_in = 0;  // the barrier epoch of the interval it was fetched in
   };
   Entry& entry(std::size_t page) { return slots_[slot_of_[page] - 1].entry; }
