@@ -282,6 +282,27 @@ TEST_F(DsmTest, BarriersFetchAgainThePagesUsedSinceThePreviousOne) {
   }
 }
 
+// One interval of a page's home writing its first int and its readers
+// reading it: the home writes `value`, a barrier, a reader reads it (when
+// `read`), a barrier. Returns the read faults the reading took.
+struct HomeWritesReaderReads {
+  Dsm& d;
+  int* page;
+  bool home, reader;
+  std::string where;
+  std::uint64_t operator()(int value, bool read) const {
+    if (home) page[0] = value;
+    d.barrier();
+    const std::uint64_t faults = d.stats().read_faults;
+    if (reader && read) {
+      EXPECT_EQ(page[0], value) << where;
+    }
+    const std::uint64_t taken = d.stats().read_faults - faults;
+    d.barrier();
+    return taken;
+  }
+};
+
 // MPIDSM_ADAPTIVE_UPDATES: an adaptive page a reader fetches again after two
 // barriers dropped its copy switches to write-update for that reader (each
 // barrier brings the copy up to date: no more faults), and back to
@@ -298,19 +319,7 @@ TEST_F(DsmTest, APageAReaderKeepsFetchingSwitchesToUpdatesAndBack) {
         d.allocate<int>(d.page_size() / sizeof(int), Placement::on(kHome), Coherence::adaptive);
     const std::string where =
         "rank " + std::to_string(me) + (adaptive_updates ? ", updates on" : ", off");
-    // The home writes, a barrier, the readers read (or not), a barrier: the
-    // read faults of the interval.
-    auto interval = [&](int value, bool read) {
-      if (me == kHome) page[0] = value;
-      d.barrier();
-      const std::uint64_t faults = d.stats().read_faults;
-      if (reader && read) {
-        EXPECT_EQ(page[0], value) << where;
-      }
-      const std::uint64_t taken = d.stats().read_faults - faults;
-      d.barrier();
-      return taken;
-    };
+    const HomeWritesReaderReads interval{d, page, me == kHome, reader, where};
     const DsmStats before = d.stats();
     const std::uint64_t miss = reader ? 1 : 0;
     for (int i = 1; i <= 3; ++i) EXPECT_EQ(interval(i, true), miss) << where << ", read " << i;
@@ -350,17 +359,7 @@ TEST_F(DsmTest, ACopyReadAtEveryUpdateIsWatchedLessAndStillDropsWhenUnread) {
   int* page =
       d.allocate<int>(d.page_size() / sizeof(int), Placement::on(kHome), Coherence::adaptive);
   const std::string where = "rank " + std::to_string(me);
-  auto interval = [&](int value, bool read) {
-    if (me == kHome) page[0] = value;
-    d.barrier();
-    const std::uint64_t faults = d.stats().read_faults;
-    if (reader && read) {
-      EXPECT_EQ(page[0], value) << where;
-    }
-    const std::uint64_t taken = d.stats().read_faults - faults;
-    d.barrier();
-    return taken;
-  };
+  const HomeWritesReaderReads interval{d, page, me == kHome, reader, where};
   for (int i = 1; i <= 3; ++i) interval(i, true);  // lost and fetched again: updated
   for (int i = 4; i <= 8; ++i) EXPECT_EQ(interval(i, true), 0u) << where << ", read " << i;
   // Reads 9-20 of a copy read at every update so far: one update in four is
