@@ -267,20 +267,8 @@ class Transport {
   TransportTraffic traffic() const noexcept;
 
   // --- memory (collective) ----------------------------------------------------
-  /// Who reaches registered memory through UCX.
-  enum class RemoteAccess {
-    /// Any peer UCX cannot map it for: their operations may need this rank's
-    /// progress (tcp, atomics on shared memory UCX did not allocate), so a
-    /// progress thread starts (MPIDSM_PROGRESS_THREAD=auto).
-    through_ucx,
-    /// No peer, as every rank agreed: each maps every other's copy itself
-    /// (a memfd opened through /proc) and uses loads, stores and CPU
-    /// atomics. Nobody then needs this rank's progress for it.
-    none,
-  };
   /// Registers [base, base+size) on every rank (sizes may differ by rank).
-  MemoryRegion register_memory(void* base, std::size_t size,
-                               RemoteAccess access = RemoteAccess::through_ucx);
+  MemoryRegion register_memory(void* base, std::size_t size);
   /// Lets UCX allocate `size` bytes on every rank, in memory peers on the same
   /// node can map (shared memory), which makes the load/store fast path possible.
   /// With `zeroed`, every byte reads 0 before any peer can reach the memory

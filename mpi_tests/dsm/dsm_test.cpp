@@ -317,36 +317,6 @@ bool dies_of_segfault(Crash crash) {
   return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
 }
 
-// Where every rank maps every other's memory (one node, direct access on),
-// no peer reaches the DSM's memory through UCX, so creating a Dsm starts no
-// progress thread: one that slept on the worker woke for every message of
-// the node (a sync's among them) and doubled a sync's latency. Where some
-// peer is reached through UCX (tcp, MPIDSM_DIRECT_ACCESS=off, other hosts)
-// the thread serves its operations, on every rank alike.
-TEST(DsmProgress, AThreadRunsOnlyWhereSomePeerReachesTheDsmThroughUcx) {
-  Runtime runtime(MPI_COMM_WORLD);
-  if (runtime.config().progress_thread != ProgressMode::automatic)
-    GTEST_SKIP() << "MPIDSM_PROGRESS_THREAD is not auto";
-  int mapped_everywhere = 1;
-  for (int rank = 0; rank < runtime.size(); ++rank)
-    mapped_everywhere &= testing::mapped_here(runtime, rank) ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &mapped_everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  Dsm dsm(runtime);
-  auto* words = dsm.allocate<std::uint64_t>(dsm.page_size() / sizeof(std::uint64_t) *
-                                            static_cast<std::size_t>(runtime.size()));
-  const std::size_t per_page = dsm.page_size() / sizeof(std::uint64_t);
-  words[per_page * static_cast<std::size_t>(runtime.rank())] = 1;
-  dsm.barrier();
-  std::uint64_t sum = 0;
-  for (int rank = 0; rank < runtime.size(); ++rank)
-    sum += words[per_page * static_cast<std::size_t>(rank)];
-  EXPECT_EQ(sum, static_cast<std::uint64_t>(runtime.size()));
-  EXPECT_EQ(runtime.progress_thread_running(), runtime.size() > 1 && !mapped_everywhere)
-      << "every rank maps every other: " << mapped_everywhere;
-  dsm.barrier();
-  dsm.free(words);
-}
-
 TEST_F(DsmTest, FaultsOutsideTheProtocolStillCrash) {
   Dsm& d = *dsm_;
   int* data = d.allocate<int>(16);

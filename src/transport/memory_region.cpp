@@ -90,9 +90,9 @@ void Transport::Impl::unpack_on_use(detail::RemoteKey& key, int peer) {
   unpacked.store(rkey, std::memory_order_release);
 }
 
-MemoryRegion Transport::register_memory(void* base, std::size_t size, RemoteAccess access) {
+MemoryRegion Transport::register_memory(void* base, std::size_t size) {
   auto in_use = impl_->use_worker_in_collective("register_memory");
-  return impl_->map_region(base, size, false, false, access == RemoteAccess::through_ucx);
+  return impl_->map_region(base, size, false, false);
 }
 
 MemoryRegion Transport::allocate(std::size_t size, bool zeroed) {

@@ -45,20 +45,9 @@ SharedMemfd::SharedMemfd(MPI_Comm comm, Transport& transport, std::size_t size,
     error.emplace(Errc::no_memory, rank, what + ": " + failure);
   try {
     throw_if_any_failed(comm, rank, error, what);
+    region_ = transport.register_memory(local_, size_);
     peers_[static_cast<std::size_t>(rank)] = local_;
     if (mappable.enabled()) map_peers(comm, rank, mappable);
-    // Agreed before registering: where every rank maps every other, nobody
-    // reaches this memory through UCX, and the registration must not start
-    // a progress thread that would only wake for the node's other traffic
-    // (each message to a sleeping peer then costs it a context switch).
-    const int mine = mappable.enabled() && every_peer_mapped();
-    int all = 0;
-    allreduce(comm, rank, &mine, &all, 1, MPI_INT, MPI_MIN, what.c_str());
-    every_rank_maps_every_other_ = all != 0;
-    region_ = transport.register_memory(local_, size_,
-                                        every_rank_maps_every_other_
-                                            ? Transport::RemoteAccess::none
-                                            : Transport::RemoteAccess::through_ucx);
   } catch (const Error&) {
     release();
     throw;

@@ -64,9 +64,6 @@ class SharedMemfd {
   // nullptr when only UCX reaches it.
   std::byte* peer(int peer) const { return peers_[static_cast<std::size_t>(peer)]; }
   bool every_peer_mapped() const;
-  // Agreed on every rank: each maps every other's memory (so none reaches
-  // it through UCX, and CPU atomics on it never meet a NIC's).
-  bool every_rank_maps_every_other() const { return every_rank_maps_every_other_; }
   // Drops [offset, offset+bytes) (page-aligned) so that it reads as zero
   // again, in every mapping, and frees its memory.
   void discard(std::size_t offset, std::size_t bytes);
@@ -82,7 +79,6 @@ class SharedMemfd {
   std::size_t size_ = 0;
   std::byte* local_ = nullptr;
   std::vector<std::byte*> peers_;  // per rank; owned mappings except this rank's
-  bool every_rank_maps_every_other_ = false;
 };
 
 }  // namespace mpidsm::detail

@@ -1,5 +1,6 @@
 #include "shared_words.hpp"
 
+#include "common/mpi_exchange.hpp"
 #include "lazy_array.hpp"
 #include "transport/library_messaging.hpp"
 
@@ -11,7 +12,10 @@ SharedWords::SharedWords(MPI_Comm comm, Transport& transport, std::size_t bytes,
       memory_(comm, transport, bytes, mappable, what),
       cpu_(static_cast<std::size_t>(transport.size()), nullptr) {
   // Agreed, so that no rank's CPU atomics meet another's NIC atomics.
-  direct_ = memory_.every_rank_maps_every_other();
+  const int mine = mappable.enabled() && memory_.every_peer_mapped();
+  int all = 0;
+  allreduce(comm, transport.rank(), &mine, &all, 1, MPI_INT, MPI_MIN, what.c_str());
+  direct_ = all != 0;
   const bool through_messages = LibraryMessaging(transport).all_reach_through_messages(
       mappable.enabled(), [this](int peer) { return maps(peer); });
   if (direct_ || through_messages)
