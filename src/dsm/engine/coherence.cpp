@@ -129,8 +129,7 @@ std::span<const std::byte> Dsm::Engine::release(int carry_home) {
   for (std::size_t page : dirty_) {
     if (state_[page] == PageState::home_dirty && !pinned(page)) {
       if (sharing_.sharers(page) == 0) {
-        state_[page] = PageState::home_exclusive;  // already writable; nobody to tell
-        listed_[page] &= static_cast<std::uint8_t>(~kUnwatched);
+        make_exclusive(page);
       } else if (policy_of_page(page) != Coherence::single_writer && hot_.written(page)) {
         hot_.adopt(page, master(page));
         listed_[page] &= static_cast<std::uint8_t>(~kInDirty);
@@ -200,8 +199,7 @@ void Dsm::Engine::release_hot_home_pages() {
       set_dirty(page, PageState::home_dirty);
     } else if (sharing_.sharers(page) == 0) {
       hot_.drop(page);
-      state_[page] = PageState::home_exclusive;  // nobody to tell
-      listed_[page] &= static_cast<std::uint8_t>(~kUnwatched);
+      make_exclusive(page);
     } else if (hot_.cooling(page)) {
       // Read-only before the comparison: a later write faults.
       protect(page, 1, PROT_READ);
@@ -252,6 +250,13 @@ std::span<const std::byte> Dsm::Engine::flush_written_homes(int carry_home) {
     }
   diffs_.recycle();
   return carried;
+}
+
+// A writable home page nobody else holds any more: written without faults
+// or notices from now on (already writable; nobody to tell).
+void Dsm::Engine::make_exclusive(std::size_t page) {
+  state_[page] = PageState::home_exclusive;
+  listed_[page] &= static_cast<std::uint8_t>(~kUnwatched);
 }
 
 // Another rank wrote a hot page: its bytes no longer tell this rank's
