@@ -169,6 +169,67 @@ TEST_F(DsmTest, AHomePageRewrittenEveryIntervalStaysWritableThroughBarriers) {
   home_page_rewritten_every_interval(*dsm_, *runtime_, [&] { dsm_->barrier(); });
 }
 
+// Rank 0 rewrites a page it homes in every interval (so the page is hot:
+// writable, its writes found by comparing it with a snapshot). Rank 1
+// writes a word of it, then rank 0 writes that word back to the value its
+// snapshot holds. The page's bytes then equal the snapshot, yet rank 0
+// wrote: rank 1, which holds its own write in its copy, must see rank 0's.
+// `turn(rank, body)` runs body on `rank`, then makes what it wrote visible
+// to the next turn's rank (every rank calls it, in the same order).
+void a_home_reverting_another_ranks_write_is_seen(
+    Dsm& d, const std::function<void(int, const std::function<void()>&)>& turn) {
+  long* page = d.allocate<long>(d.page_size() / sizeof(long), Placement::on(0));
+  d.barrier();
+  constexpr long kWarm = 8;  // intervals of rank 0 rewriting the page
+  for (long round = 1; round <= kWarm; ++round) {
+    turn(0, [&] { page[1] = round; });
+    turn(1, [&] { EXPECT_EQ(page[1], round) << "round " << round; });
+  }
+  turn(1, [&] { page[0] = 1; });
+  turn(0, [&] {
+    EXPECT_EQ(page[0], 1);
+    page[0] = 0;
+  });
+  turn(1, [&] { EXPECT_EQ(page[0], 0) << "rank 0 wrote back the value it held before"; });
+  d.barrier();
+  d.free(page);
+}
+
+TEST_F(DsmTest, AHomeRevertingAnotherRanksWriteIsSeenThroughLocks) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank();
+  if (runtime_->size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  constexpr std::size_t kLock = 3;
+  a_home_reverting_another_ranks_write_is_seen(d, [&](int rank, const std::function<void()>& body) {
+    if (me == rank) {
+      d.lock(kLock);
+      body();
+      d.unlock(kLock);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);  // the next turn's lock comes after this one's
+  });
+}
+
+TEST_F(DsmTest, AHomeRevertingAnotherRanksWriteIsSeenThroughSyncs) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank();
+  if (runtime_->size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  a_home_reverting_another_ranks_write_is_seen(d, [&](int rank, const std::function<void()>& body) {
+    if (me == rank) body();
+    if (me < 2) sync(d, {1 - me});
+  });
+}
+
+TEST_F(DsmTest, AHomeRevertingAnotherRanksWriteIsSeenThroughBarriers) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank();
+  if (runtime_->size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  a_home_reverting_another_ranks_write_is_seen(d, [&](int rank, const std::function<void()>& body) {
+    if (me == rank) body();
+    d.barrier();
+  });
+}
+
 // Rank 2 changes a page homed at rank 0 and syncs with rank 1; rank 0, the
 // home, has already entered its sync with rank 1 and pushed its copy of
 // the page, taken before rank 2's change arrived. Rank 1 syncs with rank 2

@@ -30,6 +30,7 @@ class Pages final : public PairwiseSync::PageSide {
   const std::byte* home_bytes(std::size_t page) const override { return bytes_[page].data(); }
   bool used(std::size_t page) override { return !unused.count(page); }
   void invalidate(std::size_t page) override { invalidated.push_back(page); }
+  void changed_at_home(std::size_t page) override { changed_here.push_back(page); }
   void install(std::size_t page, const std::byte* bytes) override {
     installed.emplace_back(page, static_cast<int>(bytes[0]));
   }
@@ -39,6 +40,7 @@ class Pages final : public PairwiseSync::PageSide {
 
   std::set<std::size_t> unused;
   std::vector<std::size_t> invalidated;
+  std::vector<std::size_t> changed_here;
   std::vector<std::pair<std::size_t, int>> installed;
 
  private:
@@ -105,6 +107,16 @@ TEST(PairwiseSync, AnUnusedPageIsDroppedAndAUsedOneFetched) {
   EXPECT_EQ(b.refresh, std::vector<std::size_t>{2}) << "no push was asked for yet";
   EXPECT_TRUE(b.pages.installed.empty());
   EXPECT_TRUE(a.refresh.empty() && a.pages.invalidated.empty()) << "b released nothing";
+}
+
+TEST(PairwiseSync, APeersChangeToAPageHomedHereReachesTheHome) {
+  Rank a(0), b(1);
+  b.release(2);  // homed on rank 0: b's diff is in a's copy
+  b.release(3);  // homed on rank 1
+  sync_pair(a, b);
+  EXPECT_EQ(a.pages.changed_here, std::vector<std::size_t>{2});
+  EXPECT_EQ(a.refresh, std::vector<std::size_t>{3}) << "a's copy of page 3 is fetched afresh";
+  EXPECT_TRUE(b.pages.changed_here.empty()) << "a released nothing";
 }
 
 TEST(PairwiseSync, AHomePushesWhatTheReaderUsedLastTime) {

@@ -173,7 +173,6 @@ void Dsm::Engine::acquire_barrier_notices(const BarrierScratch& x, const Barrier
       const std::size_t page = detail::ReleaseNotice::page(*it);
       if ((*it & detail::ReleaseNotice::unchanged) || (!moves.empty() && moves_.moving(page)))
         continue;
-      if (hot_.hot(page)) demote_hot_page(page);
       const bool kept = keeps_copy_now(page) ? await_update(page) || refresh_later(page)
                         : (*it & detail::ReleaseNotice::possibly_written) ? keep_counted(page)
                                                                           : await_update(page);

@@ -259,12 +259,15 @@ void Dsm::Engine::make_exclusive(std::size_t page) {
   listed_[page] &= static_cast<std::uint8_t>(~kUnwatched);
 }
 
-// Another rank wrote a hot page: its bytes no longer tell this rank's
-// writes from that rank's diffs (a home that stopped writing would notice
-// the page for ever, and the page would never move to its only writer).
-// It is tracked by faults again: writable and listed until the next
-// release, which notices it once and makes it read-only.
+// Another rank wrote `page`, homed here: if hot, its bytes no longer tell
+// this rank's writes from that rank's diffs. A write of this rank's
+// restoring the snapshot's bytes would compare unchanged and never be
+// noticed, and a home that stopped writing would notice the page for ever
+// (which would never move to its only writer). It is tracked by faults
+// again: writable and listed until the next release, which notices it
+// once and makes it read-only.
 void Dsm::Engine::demote_hot_page(std::size_t page) {
+  if (!hot_.hot(page)) return;
   hot_.forget(page);
   if (state_[page] == PageState::home_dirty) set_dirty(page, PageState::home_dirty);
 }
@@ -285,9 +288,11 @@ void Dsm::Engine::apply_remote_diffs(void* engine, int source, std::uint64_t,
 
 // Acquire side: drops this rank's copy of a page another rank changed. Own
 // changes to it are written home first, so none is lost. A pinned page
-// stays mapped and takes the other ranks' changes in place.
+// stays mapped and takes the other ranks' changes in place. A page homed
+// here is tracked by faults again if hot.
 void Dsm::Engine::invalidate(std::size_t page) {
   sync_.record_change(page);  // a copy fetched from now on may be newer than a push
+  demote_hot_page(page);
   if (state_[page] != PageState::cached && state_[page] != PageState::dirty) return;
   ++stats_.invalidations;
   reuse_[page] |= kLostToNotice;

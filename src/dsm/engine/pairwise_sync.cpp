@@ -22,6 +22,7 @@ class Dsm::Engine::SyncPages final : public detail::PairwiseSync::PageSide {
   const std::byte* home_bytes(std::size_t page) const override { return e_.master(page); }
   bool used(std::size_t page) override { return e_.used_since_updated(page); }
   void invalidate(std::size_t page) override { e_.invalidate(page); }
+  void changed_at_home(std::size_t page) override { e_.demote_hot_page(page); }
   void install(std::size_t page, const std::byte* bytes) override {
     std::memcpy(e_.master(page), bytes, e_.page_size_);
     e_.watch_updated(page, 1);

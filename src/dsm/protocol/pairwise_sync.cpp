@@ -143,22 +143,30 @@ int PairwiseSync::exchange(Transport& transport, std::span<const int> peers) {
 }
 
 template <class F>
+void PairwiseSync::for_each_notice(std::size_t i, F&& f) const {
+  for (std::int64_t notice : views_[i].inline_notices) f(ReleaseNotice::page(notice));
+  for (std::int64_t notice : overflow_[i]) f(ReleaseNotice::page(notice));
+}
+
+template <class F>
 void PairwiseSync::for_each_noticed(std::size_t i, const PageSide& pages, F&& f) const {
-  auto each = [&](std::int64_t notice) {
-    const std::size_t page = ReleaseNotice::page(notice);
+  for_each_notice(i, [&](std::size_t page) {
     if (page < pages_ && pages.copied(page)) f(page);
-  };
-  for (std::int64_t notice : views_[i].inline_notices) each(notice);
-  for (std::int64_t notice : overflow_[i]) each(notice);
+  });
 }
 
 void PairwiseSync::acquire(std::span<const int> peers, PageSide& pages,
                            std::vector<std::size_t>& refresh) {
-  // First every change another rank made to a page homed elsewhere: no
-  // push of such a page from any home is installed in this sync.
+  // First every change another rank made: no push of a page homed
+  // elsewhere from any home is installed in this sync, and the engine
+  // learns of the pages homed here.
   for (std::size_t i = 0; i < peers.size(); ++i)
-    for_each_noticed(i, pages, [&](std::size_t page) {
-      if (pages.home_of(page) != peers[i]) changed_[page] = stamp_;
+    for_each_notice(i, [&](std::size_t page) {
+      if (page >= pages_) return;
+      if (!pages.copied(page))
+        pages.changed_at_home(page);
+      else if (pages.home_of(page) != peers[i])
+        changed_[page] = stamp_;
     });
   for (std::size_t i = 0; i < peers.size(); ++i) {
     const int q = peers[i];

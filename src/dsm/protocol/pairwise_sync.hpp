@@ -57,6 +57,9 @@ class PairwiseSync {
     // This rank used its copy since it was last brought up to date.
     virtual bool used(std::size_t page) = 0;
     virtual void invalidate(std::size_t page) = 0;
+    // A page homed here that a peer changed (its diff is in this rank's
+    // copy already, which no notice needs to update).
+    virtual void changed_at_home(std::size_t page) = 0;
     // Installs a pushed page's bytes as its copy.
     virtual void install(std::size_t page, const std::byte* bytes) = 0;
 
@@ -116,6 +119,9 @@ class PairwiseSync {
     std::vector<std::int64_t> wanted;   // pages homed there to ask for at the next one
     std::vector<std::int64_t> push_to;  // pages homed here it asked for at its last sync
   };
+  // Calls f(page) for each page peer i's notices name.
+  template <class F>
+  void for_each_notice(std::size_t i, F&& f) const;
   // Calls f(page) for each page peer i's notices name that pages.copied accepts.
   template <class F>
   void for_each_noticed(std::size_t i, const PageSide& pages, F&& f) const;
