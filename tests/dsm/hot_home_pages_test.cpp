@@ -1,5 +1,6 @@
 // HotHomePages without MPI or UCX: which home pages become hot, how a
-// release tells a hot page's writes from none, and the bound on slots.
+// release tells a hot page's writes from none, cold pages' snapshots, and
+// the bound on slots.
 #include "dsm/memory/hot_home_pages.hpp"
 
 #include <gtest/gtest.h>
@@ -125,6 +126,84 @@ TEST(HotHomePages, AForgottenPageStartsAfreshAndFreesItsSlot) {
   EXPECT_EQ(hot.pages(), std::vector<std::size_t>{6});
   hot.begin_release();
   for (std::size_t p : {4, 5, 50}) EXPECT_FALSE(hot.written(p)) << p;  // no past writes
+}
+
+// body(hot) with `page` hot, its snapshot `bytes`.
+template <class Body>
+void with_a_hot_page(std::size_t page, const std::vector<std::byte>& bytes, Body&& body) {
+  HotHomePages hot(HotHomePages::kSlots + 10, kPageSize);
+  hot.begin_release();
+  hot.written(page);
+  hot.begin_release();
+  ASSERT_TRUE(hot.written(page));
+  hot.adopt(page, bytes.data());
+  body(hot);
+}
+
+TEST(HotHomePages, ACooledPageKeepsItsSnapshotToCompareWhenRewritten) {
+  std::vector<std::byte> page(kPageSize, std::byte{1});
+  with_a_hot_page(3, page, [&](HotHomePages& hot) {
+    page[10] = std::byte{7};
+    EXPECT_TRUE(hot.changed(3, page.data()));  // the snapshot it cools with holds the 7
+    hot.cool(3);
+    EXPECT_FALSE(hot.hot(3));
+    EXPECT_TRUE(hot.cold(3));
+    EXPECT_TRUE(hot.pages().empty());
+    EXPECT_EQ(hot.cold_pages(), std::vector<std::size_t>{3});
+    hot.begin_release();
+    EXPECT_FALSE(hot.written(3)) << "a cold page is rewarmed, never adopted";
+    EXPECT_FALSE(hot.rewarm(3, page.data())) << "rewritten with the bytes it cooled with";
+    EXPECT_TRUE(hot.hot(3));
+    EXPECT_TRUE(hot.cold_pages().empty());
+    // Rewarmed with a full idle run ahead of it, of which the rewarm's
+    // comparison is the first check.
+    for (unsigned idle = 2; idle < HotHomePages::kCoolAfter; ++idle) {
+      EXPECT_FALSE(hot.cooling(3)) << idle;
+      EXPECT_FALSE(hot.changed(3, page.data())) << idle;
+    }
+    EXPECT_TRUE(hot.cooling(3));
+    hot.cool(3);
+    page[kPageSize - 1] = std::byte{9};
+    EXPECT_TRUE(hot.rewarm(3, page.data())) << "rewritten with other bytes";
+  });
+}
+
+TEST(HotHomePages, ADroppedColdPageIsAdoptedAfresh) {
+  std::vector<std::byte> page(kPageSize, std::byte{1});
+  with_a_hot_page(3, page, [&](HotHomePages& hot) {
+    hot.cool(3);
+    hot.drop(3);  // another notice of it: its snapshot is no longer what readers hold
+    EXPECT_FALSE(hot.held(3));
+    EXPECT_TRUE(hot.cold_pages().empty());
+    hot.begin_release();
+    EXPECT_TRUE(hot.written(3));  // written within kCoolAfter: adopted afresh
+  });
+}
+
+TEST(HotHomePages, AHotPageNeedingASlotTakesTheLongestColdOnes) {
+  std::vector<std::byte> bytes(kPageSize);
+  constexpr std::size_t pages = HotHomePages::kSlots + 10;
+  HotHomePages hot(pages, kPageSize);
+  hot.begin_release();
+  for (std::size_t p = 0; p < pages; ++p) hot.written(p);
+  hot.begin_release();
+  for (std::size_t p = 0; p < HotHomePages::kSlots; ++p) {
+    ASSERT_TRUE(hot.written(p));
+    hot.adopt(p, bytes.data());
+  }
+  hot.cool(5);
+  hot.cool(2);
+  EXPECT_TRUE(hot.written(pages - 1)) << "a cold slot can be taken";
+  hot.adopt(pages - 1, bytes.data());
+  EXPECT_FALSE(hot.held(5)) << "cold the longest: its slot went";
+  EXPECT_TRUE(hot.cold(2));
+  EXPECT_TRUE(hot.hot(pages - 1));
+  hot.adopt(pages - 2, bytes.data());
+  EXPECT_FALSE(hot.held(2));
+  EXPECT_FALSE(hot.written(pages - 3)) << "every slot hot";
+  hot.forget(0, pages);  // freed: hot and cold alike
+  EXPECT_TRUE(hot.pages().empty());
+  EXPECT_TRUE(hot.cold_pages().empty());
 }
 
 }  // namespace

@@ -20,6 +20,8 @@ void Dsm::Engine::record_home_notice(std::size_t page) {
 }
 
 void Dsm::Engine::record_notice(std::size_t page, bool possibly_written) {
+  // A cold snapshot is what readers were last told of the page: no more.
+  if (hot_.cold(page)) hot_.drop(page);
   const std::int64_t notice = static_cast<std::int64_t>(page) |
                               (possibly_written ? detail::ReleaseNotice::possibly_written : 0);
   sync_.record_release(notice);
@@ -130,10 +132,8 @@ std::span<const std::byte> Dsm::Engine::release(int carry_home) {
     if (state_[page] == PageState::home_dirty && !pinned(page)) {
       if (sharing_.sharers(page) == 0) {
         make_exclusive(page);
-      } else if (policy_of_page(page) != Coherence::single_writer && hot_.written(page)) {
-        hot_.adopt(page, master(page));
+      } else if (policy_of_page(page) != Coherence::single_writer && becomes_hot(page)) {
         listed_[page] &= static_cast<std::uint8_t>(~kInDirty);
-        record_home_notice(page);
         continue;
       }
     }
@@ -205,11 +205,32 @@ void Dsm::Engine::release_hot_home_pages() {
       protect(page, 1, PROT_READ);
       state_[page] = PageState::home_clean;
       if (hot_.changed(page, master(page))) record_home_notice(page);
-      hot_.drop(page);
+      hot_.cool(page);
     } else if (hot_.changed(page, master(page))) {
       record_home_notice(page);
     }
   }
+  // A cold page stays cold while it is read-only here, or written since
+  // (a write fault listed it); anything else (moved, parked, pinned) may
+  // have changed it unseen.
+  for (std::size_t page : hot_.cold_pages()) {
+    const bool written = state_[page] == PageState::home_dirty && (listed_[page] & kInDirty);
+    if (pinned(page) || (state_[page] != PageState::home_clean && !written)) hot_.drop(page);
+  }
+}
+
+// A home page written in this interval, shared elsewhere: it becomes hot
+// if it was written in a recent interval too (noticed now), or was cold
+// (compared with its snapshot: noticed only if its bytes changed).
+bool Dsm::Engine::becomes_hot(std::size_t page) {
+  if (hot_.cold(page)) {
+    if (hot_.rewarm(page, master(page))) record_home_notice(page);
+    return true;
+  }
+  if (!hot_.written(page)) return false;
+  hot_.adopt(page, master(page));
+  record_home_notice(page);
+  return true;
 }
 
 // Pages homed here that other ranks copied since the last release: an
@@ -255,21 +276,23 @@ std::span<const std::byte> Dsm::Engine::flush_written_homes(int carry_home) {
 // A writable home page nobody else holds any more: written without faults
 // or notices from now on (already writable; nobody to tell).
 void Dsm::Engine::make_exclusive(std::size_t page) {
+  if (hot_.cold(page)) hot_.drop(page);  // written unseen from now on
   state_[page] = PageState::home_exclusive;
   listed_[page] &= static_cast<std::uint8_t>(~kUnwatched);
 }
 
-// Another rank wrote `page`, homed here: if hot, its bytes no longer tell
-// this rank's writes from that rank's diffs. A write of this rank's
+// Another rank wrote `page`, homed here: if hot (or cold), its snapshot no
+// longer tells this rank's writes from that rank's diffs. A write of this rank's
 // restoring the snapshot's bytes would compare unchanged and never be
 // noticed, and a home that stopped writing would notice the page for ever
 // (which would never move to its only writer). It is tracked by faults
 // again: writable and listed until the next release, which notices it
 // once and makes it read-only.
 void Dsm::Engine::demote_hot_page(std::size_t page) {
-  if (!hot_.hot(page)) return;
-  hot_.forget(page);
-  if (state_[page] == PageState::home_dirty) set_dirty(page, PageState::home_dirty);
+  if (!hot_.held(page)) return;
+  const bool was_hot = hot_.hot(page);
+  hot_.forget(page);  // a cold page's snapshot too
+  if (was_hot && state_[page] == PageState::home_dirty) set_dirty(page, PageState::home_dirty);
 }
 
 // Runs in this rank's progress (its progress thread, or a wait inside

@@ -192,6 +192,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   void release_pinned(std::size_t page);
   std::span<const std::byte> release(int carry_home = -1);
   void release_hot_home_pages();
+  bool becomes_hot(std::size_t page);
   void make_exclusive(std::size_t page);
   void demote_hot_page(std::size_t page);
   void take_new_copies();

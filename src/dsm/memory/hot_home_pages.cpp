@@ -12,22 +12,26 @@ HotHomePages::HotHomePages(std::size_t pages, std::size_t page_size)
       buffers_((kSlots + 1) * page_size),
       snapshot_(kSlots),
       idle_(kSlots),
+      cold_(kSlots),
       spare_(static_cast<std::uint32_t>(kSlots)) {
   static_assert(kSlots < 255, "slot_of_ holds a slot + 1 in a byte");
   for (std::uint32_t s = 0; s < kSlots; ++s) snapshot_[s] = s;
   free_slots_.reserve(kSlots);
   for (std::uint32_t s = kSlots; s > 0; --s) free_slots_.push_back(s - 1);
   pages_.reserve(kSlots);
+  cold_pages_.reserve(kSlots);
   listed_.reserve(kSlots);
 }
 
 bool HotHomePages::written(std::size_t page) {
   const std::uint64_t last = last_written_[page];
   last_written_[page] = release_;
-  return last != 0 && release_ - last <= kCoolAfter && !free_slots_.empty() && !hot(page);
+  return last != 0 && release_ - last <= kCoolAfter && !held(page) &&
+         (!free_slots_.empty() || !cold_pages_.empty());
 }
 
 void HotHomePages::adopt(std::size_t page, const std::byte* bytes) {
+  if (free_slots_.empty()) drop(cold_pages_.front());
   const std::uint32_t s = free_slots_.back();
   free_slots_.pop_back();
   slot_of_[page] = static_cast<std::uint8_t>(s + 1);
@@ -47,25 +51,46 @@ bool HotHomePages::changed(std::size_t page, const std::byte* bytes) {
   return differs;
 }
 
-void HotHomePages::drop(std::size_t page) {
-  free_slots_.push_back(static_cast<std::uint32_t>(slot(page)));
-  slot_of_[page] = 0;
-  // Unordered: the last one takes its place.
-  *std::find(pages_.begin(), pages_.end(), page) = pages_.back();
+void HotHomePages::cool(std::size_t page) {
+  cold_[slot(page)] = 1;
+  *std::find(pages_.begin(), pages_.end(), page) = pages_.back();  // unordered
   pages_.pop_back();
+  cold_pages_.push_back(page);
+}
+
+bool HotHomePages::rewarm(std::size_t page, const std::byte* bytes) {
+  cold_[slot(page)] = 0;
+  idle_[slot(page)] = 0;
+  cold_pages_.erase(std::find(cold_pages_.begin(), cold_pages_.end(), page));
+  pages_.push_back(page);
+  return changed(page, bytes);
+}
+
+void HotHomePages::drop(std::size_t page) {
+  const std::size_t s = slot(page);
+  if (cold_[s]) {
+    cold_[s] = 0;
+    cold_pages_.erase(std::find(cold_pages_.begin(), cold_pages_.end(), page));
+  } else {
+    *std::find(pages_.begin(), pages_.end(), page) = pages_.back();  // unordered
+    pages_.pop_back();
+  }
+  free_slots_.push_back(static_cast<std::uint32_t>(s));
+  slot_of_[page] = 0;
 }
 
 void HotHomePages::forget(std::size_t page) {
-  if (hot(page)) drop(page);
+  if (held(page)) drop(page);
   last_written_[page] = 0;
 }
 
 void HotHomePages::forget(std::size_t first, std::size_t count) {
-  for (std::size_t i = 0; i < pages_.size();)
-    if (pages_[i] >= first && pages_[i] < first + count)
-      drop(pages_[i]);  // moves the last hot page to i
-    else
-      ++i;
+  auto drop_in_range = [&](const std::vector<std::size_t>& pages) {
+    for (std::size_t page : listed(pages))
+      if (page >= first && page < first + count) drop(page);
+  };
+  drop_in_range(pages_);
+  drop_in_range(cold_pages_);
   last_written_.reset(first, count);
 }
 

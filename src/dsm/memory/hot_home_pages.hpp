@@ -9,9 +9,17 @@
 // written again within kCoolAfter releases of its last write, stays
 // writable instead, with a snapshot of its bytes; each release compares
 // the page with its snapshot, and a difference is the page's notice. A
-// page found unchanged at kCoolAfter releases in a row leaves, made
+// page found unchanged at kCoolAfter releases in a row cools: it is made
 // read-only before its last comparison (so no write slips between the
-// comparison and the protection).
+// comparison and the protection), and tracked by faults again.
+//
+// A cooled page keeps its snapshot (cold) while its slot is not needed:
+// a page rewritten with the bytes it held (a stencil's boundary the heat
+// has not reached) faults again soon, and its release compares it with
+// the cold snapshot instead of noticing it. Unchanged, it needs no
+// notice, which readers would answer with a fetch of the same bytes. The
+// engine keeps a cold snapshot only while it is what readers were last
+// told of the page: any other notice of it, by any rank, drops it.
 //
 // The price of a hot page is a copy and a comparison of it per release,
 // well under a tenth of the fault and mprotects it saves, paid at most
@@ -41,33 +49,45 @@ class HotHomePages {
   void begin_release() { ++release_; }
   // `page` was written in the interval the current release ends (it faulted
   // as a home page shared elsewhere). True when it was also written within
-  // the kCoolAfter releases before and a slot is free: the caller may
-  // adopt() it.
+  // the kCoolAfter releases before, it holds no slot, and a slot is free
+  // or cold: the caller may adopt() it.
   bool written(std::size_t page);
-  // `page` becomes hot, its snapshot copied from `bytes` now.
+  // `page` becomes hot, its snapshot copied from `bytes` now (a cold
+  // page's slot is taken if no slot is free).
   void adopt(std::size_t page, const std::byte* bytes);
-  bool hot(std::size_t page) const { return slot_of_[page] != 0; }
-  // The hot pages (a copy: the caller may drop pages while it walks them).
-  const std::vector<std::size_t>& pages() {
-    listed_.assign(pages_.begin(), pages_.end());
-    return listed_;
-  }
+  bool hot(std::size_t page) const { return slot_of_[page] != 0 && !cold_[slot(page)]; }
+  bool cold(std::size_t page) const { return slot_of_[page] != 0 && cold_[slot(page)]; }
+  // Hot or cold: holds a slot.
+  bool held(std::size_t page) const { return slot_of_[page] != 0; }
+  // The hot pages, or the cold ones (a copy: the caller may drop pages
+  // while it walks them).
+  const std::vector<std::size_t>& pages() { return listed(pages_); }
+  const std::vector<std::size_t>& cold_pages() { return listed(cold_pages_); }
   // Was unchanged at the last kCoolAfter - 1 checks: make it read-only,
-  // check, then drop it.
+  // check, then cool() it.
   bool cooling(std::size_t page) const { return idle_[slot(page)] + 1u >= kCoolAfter; }
   // Copies `bytes` (the page as it is now: a write after the copy differs
   // from it) and compares the copy with the snapshot, which it replaces.
   // True when they differ.
   bool changed(std::size_t page, const std::byte* bytes);
-  // `page` is no longer hot; its slot is free.
+  // A hot page becomes cold, keeping its snapshot.
+  void cool(std::size_t page);
+  // A cold page, written again, becomes hot: changed() against the
+  // snapshot it cooled with.
+  bool rewarm(std::size_t page, const std::byte* bytes);
+  // `page` (hot or cold) leaves; its slot is free.
   void drop(std::size_t page);
-  // As drop() (for a hot page), and its past writes no longer count.
+  // As drop() (for a page holding a slot), and its past writes no longer count.
   void forget(std::size_t page);
   // forget() for pages [first, first+count) (freed).
   void forget(std::size_t first, std::size_t count);
 
  private:
   std::size_t slot(std::size_t page) const { return slot_of_[page] - 1u; }
+  const std::vector<std::size_t>& listed(const std::vector<std::size_t>& pages) {
+    listed_.assign(pages.begin(), pages.end());
+    return listed_;
+  }
   std::byte* buffer(std::uint32_t index) {
     return &buffers_[static_cast<std::size_t>(index) * page_size_];
   }
@@ -80,14 +100,17 @@ class HotHomePages {
   LazyArray<std::uint64_t> last_written_;
   LazyArray<std::uint8_t> slot_of_;  // per page: its slot + 1, or 0
   LazyArray<std::byte> buffers_;     // kSlots + 1 page-sized buffers
-  // Per slot: its snapshot's buffer, and how many checks in a row found
-  // the page unchanged. The one buffer no slot holds is the next copy's.
+  // Per slot: its snapshot's buffer, how many checks in a row found the
+  // page unchanged, and whether it is cold. The one buffer no slot holds
+  // is the next copy's.
   std::vector<std::uint32_t> snapshot_;
   std::vector<std::uint8_t> idle_;
+  std::vector<std::uint8_t> cold_;
   std::uint32_t spare_;
   std::vector<std::uint32_t> free_slots_;  // reserved: never allocates
   std::vector<std::size_t> pages_;         // hot pages, in no order
-  std::vector<std::size_t> listed_;        // pages()' copy
+  std::vector<std::size_t> cold_pages_;    // cold pages, the longest cold first
+  std::vector<std::size_t> listed_;        // pages()' or cold_pages()' copy
 };
 
 }  // namespace mpidsm::detail
