@@ -134,6 +134,8 @@ void* shrealloc(void* ptr, size_t size);
 void shfree(void* ptr);
 
 /* ---- type tables (X(TYPE, TYPENAME)) ------------------------------------------------ */
+/* Left as laid out: clang-format 14 reflows these X-lists differently on each pass. */
+/* clang-format off */
 /** Every standard RMA type (table "Standard RMA Types and Names"). */
 #define MPIDSM_SHMEM_RMA_TYPES(X)                                                           \
   X(float, float)                                                                           \
@@ -192,76 +194,78 @@ void shfree(void* ptr);
 #define MPIDSM_SHMEM_TO_ALL_ARITH_TYPES(X) \
   MPIDSM_SHMEM_TO_ALL_MINMAX_TYPES(X) X(double _Complex, complexd) X(float _Complex, complexf)
 
+/* clang-format on */
+
 /* ---- RMA ------------------------------------------------------------------------------ */
-#define MPIDSM_SHMEM_DECLARE_RMA(TYPE, NAME)                                                   \
-  void shmem_##NAME##_put(TYPE* dest, const TYPE* source, size_t nelems, int pe);             \
-  void shmem_ctx_##NAME##_put(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
-                              int pe);                                                        \
-  void shmem_##NAME##_get(TYPE* dest, const TYPE* source, size_t nelems, int pe);             \
-  void shmem_ctx_##NAME##_get(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
-                              int pe);                                                        \
-  void shmem_##NAME##_put_nbi(TYPE* dest, const TYPE* source, size_t nelems, int pe);         \
-  void shmem_ctx_##NAME##_put_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,            \
-                                  size_t nelems, int pe);                                     \
-  void shmem_##NAME##_get_nbi(TYPE* dest, const TYPE* source, size_t nelems, int pe);         \
-  void shmem_ctx_##NAME##_get_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,            \
-                                  size_t nelems, int pe);                                     \
-  void shmem_##NAME##_p(TYPE* dest, TYPE value, int pe);                                      \
-  void shmem_ctx_##NAME##_p(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);                 \
-  TYPE shmem_##NAME##_g(const TYPE* source, int pe);                                          \
-  TYPE shmem_ctx_##NAME##_g(shmem_ctx_t ctx, const TYPE* source, int pe);                     \
-  void shmem_##NAME##_iput(TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst,      \
-                           size_t nelems, int pe);                                            \
-  void shmem_ctx_##NAME##_iput(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst, \
-                               ptrdiff_t sst, size_t nelems, int pe);                         \
-  void shmem_##NAME##_iget(TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst,      \
-                           size_t nelems, int pe);                                            \
-  void shmem_ctx_##NAME##_iget(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst, \
-                               ptrdiff_t sst, size_t nelems, int pe);                         \
-  void shmem_##NAME##_put_signal(TYPE* dest, const TYPE* source, size_t nelems,               \
-                                 uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);    \
-  void shmem_ctx_##NAME##_put_signal(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,         \
-                                     size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
-                                     int sig_op, int pe);                                     \
-  void shmem_##NAME##_put_signal_nbi(TYPE* dest, const TYPE* source, size_t nelems,           \
-                                     uint64_t* sig_addr, uint64_t signal, int sig_op, int pe); \
-  void shmem_ctx_##NAME##_put_signal_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,     \
-                                         size_t nelems, uint64_t* sig_addr, uint64_t signal,  \
+#define MPIDSM_SHMEM_DECLARE_RMA(TYPE, NAME)                                                      \
+  void shmem_##NAME##_put(TYPE* dest, const TYPE* source, size_t nelems, int pe);                 \
+  void shmem_ctx_##NAME##_put(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,     \
+                              int pe);                                                            \
+  void shmem_##NAME##_get(TYPE* dest, const TYPE* source, size_t nelems, int pe);                 \
+  void shmem_ctx_##NAME##_get(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,     \
+                              int pe);                                                            \
+  void shmem_##NAME##_put_nbi(TYPE* dest, const TYPE* source, size_t nelems, int pe);             \
+  void shmem_ctx_##NAME##_put_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
+                                  int pe);                                                        \
+  void shmem_##NAME##_get_nbi(TYPE* dest, const TYPE* source, size_t nelems, int pe);             \
+  void shmem_ctx_##NAME##_get_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
+                                  int pe);                                                        \
+  void shmem_##NAME##_p(TYPE* dest, TYPE value, int pe);                                          \
+  void shmem_ctx_##NAME##_p(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);                     \
+  TYPE shmem_##NAME##_g(const TYPE* source, int pe);                                              \
+  TYPE shmem_ctx_##NAME##_g(shmem_ctx_t ctx, const TYPE* source, int pe);                         \
+  void shmem_##NAME##_iput(TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst,          \
+                           size_t nelems, int pe);                                                \
+  void shmem_ctx_##NAME##_iput(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,    \
+                               ptrdiff_t sst, size_t nelems, int pe);                             \
+  void shmem_##NAME##_iget(TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst,          \
+                           size_t nelems, int pe);                                                \
+  void shmem_ctx_##NAME##_iget(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,    \
+                               ptrdiff_t sst, size_t nelems, int pe);                             \
+  void shmem_##NAME##_put_signal(TYPE* dest, const TYPE* source, size_t nelems,                   \
+                                 uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);        \
+  void shmem_ctx_##NAME##_put_signal(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,             \
+                                     size_t nelems, uint64_t* sig_addr, uint64_t signal,          \
+                                     int sig_op, int pe);                                         \
+  void shmem_##NAME##_put_signal_nbi(TYPE* dest, const TYPE* source, size_t nelems,               \
+                                     uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);    \
+  void shmem_ctx_##NAME##_put_signal_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,         \
+                                         size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
                                          int sig_op, int pe);
 MPIDSM_SHMEM_RMA_TYPES(MPIDSM_SHMEM_DECLARE_RMA)
 
 /* Sized and untyped forms: shmem_put8 ... shmem_put128, shmem_putmem (SIZE mem). */
-#define MPIDSM_SHMEM_DECLARE_SIZED_RMA(SIZE)                                                   \
-  void shmem_put##SIZE(void* dest, const void* source, size_t nelems, int pe);                \
-  void shmem_ctx_put##SIZE(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,    \
-                           int pe);                                                           \
-  void shmem_get##SIZE(void* dest, const void* source, size_t nelems, int pe);                \
-  void shmem_ctx_get##SIZE(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,    \
-                           int pe);                                                           \
-  void shmem_put##SIZE##_nbi(void* dest, const void* source, size_t nelems, int pe);          \
-  void shmem_ctx_put##SIZE##_nbi(shmem_ctx_t ctx, void* dest, const void* source,             \
-                                 size_t nelems, int pe);                                      \
-  void shmem_get##SIZE##_nbi(void* dest, const void* source, size_t nelems, int pe);          \
-  void shmem_ctx_get##SIZE##_nbi(shmem_ctx_t ctx, void* dest, const void* source,             \
-                                 size_t nelems, int pe);                                      \
-  void shmem_put##SIZE##_signal(void* dest, const void* source, size_t nelems,                \
-                                uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);     \
-  void shmem_ctx_put##SIZE##_signal(shmem_ctx_t ctx, void* dest, const void* source,          \
-                                    size_t nelems, uint64_t* sig_addr, uint64_t signal,       \
-                                    int sig_op, int pe);                                      \
-  void shmem_put##SIZE##_signal_nbi(void* dest, const void* source, size_t nelems,            \
-                                    uint64_t* sig_addr, uint64_t signal, int sig_op, int pe); \
-  void shmem_ctx_put##SIZE##_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source,      \
-                                        size_t nelems, uint64_t* sig_addr, uint64_t signal,   \
+#define MPIDSM_SHMEM_DECLARE_SIZED_RMA(SIZE)                                                       \
+  void shmem_put##SIZE(void* dest, const void* source, size_t nelems, int pe);                     \
+  void shmem_ctx_put##SIZE(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,         \
+                           int pe);                                                                \
+  void shmem_get##SIZE(void* dest, const void* source, size_t nelems, int pe);                     \
+  void shmem_ctx_get##SIZE(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,         \
+                           int pe);                                                                \
+  void shmem_put##SIZE##_nbi(void* dest, const void* source, size_t nelems, int pe);               \
+  void shmem_ctx_put##SIZE##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,   \
+                                 int pe);                                                          \
+  void shmem_get##SIZE##_nbi(void* dest, const void* source, size_t nelems, int pe);               \
+  void shmem_ctx_get##SIZE##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,   \
+                                 int pe);                                                          \
+  void shmem_put##SIZE##_signal(void* dest, const void* source, size_t nelems, uint64_t* sig_addr, \
+                                uint64_t signal, int sig_op, int pe);                              \
+  void shmem_ctx_put##SIZE##_signal(shmem_ctx_t ctx, void* dest, const void* source,               \
+                                    size_t nelems, uint64_t* sig_addr, uint64_t signal,            \
+                                    int sig_op, int pe);                                           \
+  void shmem_put##SIZE##_signal_nbi(void* dest, const void* source, size_t nelems,                 \
+                                    uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);      \
+  void shmem_ctx_put##SIZE##_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source,           \
+                                        size_t nelems, uint64_t* sig_addr, uint64_t signal,        \
                                         int sig_op, int pe);
-#define MPIDSM_SHMEM_DECLARE_STRIDED(SIZE)                                                     \
-  void shmem_iput##SIZE(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst,         \
-                        size_t nelems, int pe);                                               \
-  void shmem_ctx_iput##SIZE(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,   \
-                            ptrdiff_t sst, size_t nelems, int pe);                            \
-  void shmem_iget##SIZE(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst,         \
-                        size_t nelems, int pe);                                               \
-  void shmem_ctx_iget##SIZE(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,   \
+#define MPIDSM_SHMEM_DECLARE_STRIDED(SIZE)                                                  \
+  void shmem_iput##SIZE(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst,       \
+                        size_t nelems, int pe);                                             \
+  void shmem_ctx_iput##SIZE(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, \
+                            ptrdiff_t sst, size_t nelems, int pe);                          \
+  void shmem_iget##SIZE(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst,       \
+                        size_t nelems, int pe);                                             \
+  void shmem_ctx_iget##SIZE(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, \
                             ptrdiff_t sst, size_t nelems, int pe);
 #define MPIDSM_SHMEM_DECLARE_SIZED_ALL(SIZE, TYPE) \
   MPIDSM_SHMEM_DECLARE_SIZED_RMA(SIZE) MPIDSM_SHMEM_DECLARE_STRIDED(SIZE)
@@ -274,7 +278,7 @@ uint64_t shmem_signal_fetch(const uint64_t* sig_addr);
 uint64_t shmem_signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t cmp_value);
 
 /* ---- atomics -------------------------------------------------------------------------- */
-#define MPIDSM_SHMEM_DECLARE_AMO_EXTENDED(TYPE, NAME)                                            \
+#define MPIDSM_SHMEM_DECLARE_AMO_EXTENDED(TYPE, NAME)                                           \
   TYPE shmem_##NAME##_atomic_fetch(const TYPE* source, int pe);                                 \
   TYPE shmem_ctx_##NAME##_atomic_fetch(shmem_ctx_t ctx, const TYPE* source, int pe);            \
   void shmem_##NAME##_atomic_set(TYPE* dest, TYPE value, int pe);                               \
@@ -287,40 +291,39 @@ uint64_t shmem_signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t cmp_value
   void shmem_##NAME##_atomic_swap_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe);             \
   void shmem_ctx_##NAME##_atomic_swap_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest, TYPE value, \
                                           int pe);
-#define MPIDSM_SHMEM_DECLARE_AMO_STANDARD(TYPE, NAME)                                            \
-  MPIDSM_SHMEM_DECLARE_AMO_EXTENDED(TYPE, NAME)                                                 \
-  TYPE shmem_##NAME##_atomic_fetch_inc(TYPE* dest, int pe);                                     \
-  TYPE shmem_ctx_##NAME##_atomic_fetch_inc(shmem_ctx_t ctx, TYPE* dest, int pe);                \
-  void shmem_##NAME##_atomic_inc(TYPE* dest, int pe);                                           \
-  void shmem_ctx_##NAME##_atomic_inc(shmem_ctx_t ctx, TYPE* dest, int pe);                      \
-  TYPE shmem_##NAME##_atomic_fetch_add(TYPE* dest, TYPE value, int pe);                         \
-  TYPE shmem_ctx_##NAME##_atomic_fetch_add(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);    \
-  void shmem_##NAME##_atomic_add(TYPE* dest, TYPE value, int pe);                               \
-  void shmem_ctx_##NAME##_atomic_add(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);          \
-  TYPE shmem_##NAME##_atomic_compare_swap(TYPE* dest, TYPE cond, TYPE value, int pe);           \
-  TYPE shmem_ctx_##NAME##_atomic_compare_swap(shmem_ctx_t ctx, TYPE* dest, TYPE cond,           \
-                                              TYPE value, int pe);                              \
-  void shmem_##NAME##_atomic_fetch_inc_nbi(TYPE* fetch, TYPE* dest, int pe);                    \
-  void shmem_ctx_##NAME##_atomic_fetch_inc_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,        \
-                                               int pe);                                         \
-  void shmem_##NAME##_atomic_fetch_add_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe);        \
-  void shmem_ctx_##NAME##_atomic_fetch_add_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,        \
-                                               TYPE value, int pe);                             \
-  void shmem_##NAME##_atomic_compare_swap_nbi(TYPE* fetch, TYPE* dest, TYPE cond, TYPE value,   \
-                                              int pe);                                          \
-  void shmem_ctx_##NAME##_atomic_compare_swap_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,     \
+#define MPIDSM_SHMEM_DECLARE_AMO_STANDARD(TYPE, NAME)                                             \
+  MPIDSM_SHMEM_DECLARE_AMO_EXTENDED(TYPE, NAME)                                                   \
+  TYPE shmem_##NAME##_atomic_fetch_inc(TYPE* dest, int pe);                                       \
+  TYPE shmem_ctx_##NAME##_atomic_fetch_inc(shmem_ctx_t ctx, TYPE* dest, int pe);                  \
+  void shmem_##NAME##_atomic_inc(TYPE* dest, int pe);                                             \
+  void shmem_ctx_##NAME##_atomic_inc(shmem_ctx_t ctx, TYPE* dest, int pe);                        \
+  TYPE shmem_##NAME##_atomic_fetch_add(TYPE* dest, TYPE value, int pe);                           \
+  TYPE shmem_ctx_##NAME##_atomic_fetch_add(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);      \
+  void shmem_##NAME##_atomic_add(TYPE* dest, TYPE value, int pe);                                 \
+  void shmem_ctx_##NAME##_atomic_add(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);            \
+  TYPE shmem_##NAME##_atomic_compare_swap(TYPE* dest, TYPE cond, TYPE value, int pe);             \
+  TYPE shmem_ctx_##NAME##_atomic_compare_swap(shmem_ctx_t ctx, TYPE* dest, TYPE cond, TYPE value, \
+                                              int pe);                                            \
+  void shmem_##NAME##_atomic_fetch_inc_nbi(TYPE* fetch, TYPE* dest, int pe);                      \
+  void shmem_ctx_##NAME##_atomic_fetch_inc_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest, int pe); \
+  void shmem_##NAME##_atomic_fetch_add_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe);          \
+  void shmem_ctx_##NAME##_atomic_fetch_add_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,          \
+                                               TYPE value, int pe);                               \
+  void shmem_##NAME##_atomic_compare_swap_nbi(TYPE* fetch, TYPE* dest, TYPE cond, TYPE value,     \
+                                              int pe);                                            \
+  void shmem_ctx_##NAME##_atomic_compare_swap_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,       \
                                                   TYPE cond, TYPE value, int pe);
-#define MPIDSM_SHMEM_DECLARE_AMO_BITWISE_OP(TYPE, NAME, OP)                                      \
-  TYPE shmem_##NAME##_atomic_fetch_##OP(TYPE* dest, TYPE value, int pe);                        \
-  TYPE shmem_ctx_##NAME##_atomic_fetch_##OP(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);   \
-  void shmem_##NAME##_atomic_##OP(TYPE* dest, TYPE value, int pe);                              \
-  void shmem_ctx_##NAME##_atomic_##OP(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);         \
-  void shmem_##NAME##_atomic_fetch_##OP##_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe);     \
-  void shmem_ctx_##NAME##_atomic_fetch_##OP##_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,     \
+#define MPIDSM_SHMEM_DECLARE_AMO_BITWISE_OP(TYPE, NAME, OP)                                   \
+  TYPE shmem_##NAME##_atomic_fetch_##OP(TYPE* dest, TYPE value, int pe);                      \
+  TYPE shmem_ctx_##NAME##_atomic_fetch_##OP(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe); \
+  void shmem_##NAME##_atomic_##OP(TYPE* dest, TYPE value, int pe);                            \
+  void shmem_ctx_##NAME##_atomic_##OP(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);       \
+  void shmem_##NAME##_atomic_fetch_##OP##_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe);   \
+  void shmem_ctx_##NAME##_atomic_fetch_##OP##_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,   \
                                                   TYPE value, int pe);
-#define MPIDSM_SHMEM_DECLARE_AMO_BITWISE(TYPE, NAME)                                             \
-  MPIDSM_SHMEM_DECLARE_AMO_BITWISE_OP(TYPE, NAME, and)                                          \
-  MPIDSM_SHMEM_DECLARE_AMO_BITWISE_OP(TYPE, NAME, or)                                           \
+#define MPIDSM_SHMEM_DECLARE_AMO_BITWISE(TYPE, NAME)   \
+  MPIDSM_SHMEM_DECLARE_AMO_BITWISE_OP(TYPE, NAME, and) \
+  MPIDSM_SHMEM_DECLARE_AMO_BITWISE_OP(TYPE, NAME, or)  \
   MPIDSM_SHMEM_DECLARE_AMO_BITWISE_OP(TYPE, NAME, xor)
 MPIDSM_SHMEM_AMO_TYPES(MPIDSM_SHMEM_DECLARE_AMO_STANDARD)
 MPIDSM_SHMEM_AMO_FLOAT_TYPES(MPIDSM_SHMEM_DECLARE_AMO_EXTENDED)
@@ -328,15 +331,15 @@ MPIDSM_SHMEM_AMO_BITWISE_TYPES(MPIDSM_SHMEM_DECLARE_AMO_BITWISE)
 
 /* Deprecated atomics (OpenSHMEM 1.3 names). */
 #define MPIDSM_SHMEM_DEPRECATED_AMO_TYPES(X) X(int, int) X(long, long) X(long long, longlong)
-#define MPIDSM_SHMEM_DECLARE_DEPRECATED_AMO(TYPE, NAME)                 \
-  TYPE shmem_##NAME##_finc(TYPE* dest, int pe);                        \
-  void shmem_##NAME##_inc(TYPE* dest, int pe);                         \
-  TYPE shmem_##NAME##_fadd(TYPE* dest, TYPE value, int pe);            \
-  void shmem_##NAME##_add(TYPE* dest, TYPE value, int pe);             \
+#define MPIDSM_SHMEM_DECLARE_DEPRECATED_AMO(TYPE, NAME)     \
+  TYPE shmem_##NAME##_finc(TYPE* dest, int pe);             \
+  void shmem_##NAME##_inc(TYPE* dest, int pe);              \
+  TYPE shmem_##NAME##_fadd(TYPE* dest, TYPE value, int pe); \
+  void shmem_##NAME##_add(TYPE* dest, TYPE value, int pe);  \
   TYPE shmem_##NAME##_cswap(TYPE* dest, TYPE cond, TYPE value, int pe);
 #define MPIDSM_SHMEM_DECLARE_DEPRECATED_EXTENDED(TYPE, NAME) \
-  TYPE shmem_##NAME##_swap(TYPE* dest, TYPE value, int pe); \
-  TYPE shmem_##NAME##_fetch(const TYPE* source, int pe);    \
+  TYPE shmem_##NAME##_swap(TYPE* dest, TYPE value, int pe);  \
+  TYPE shmem_##NAME##_fetch(const TYPE* source, int pe);     \
   void shmem_##NAME##_set(TYPE* dest, TYPE value, int pe);
 MPIDSM_SHMEM_DEPRECATED_AMO_TYPES(MPIDSM_SHMEM_DECLARE_DEPRECATED_AMO)
 MPIDSM_SHMEM_DEPRECATED_AMO_TYPES(MPIDSM_SHMEM_DECLARE_DEPRECATED_EXTENDED)
@@ -344,33 +347,32 @@ MPIDSM_SHMEM_AMO_FLOAT_TYPES(MPIDSM_SHMEM_DECLARE_DEPRECATED_EXTENDED)
 long shmem_swap(long* dest, long value, int pe);
 
 /* ---- point-to-point synchronisation --------------------------------------------------- */
-#define MPIDSM_SHMEM_DECLARE_SYNC(TYPE, NAME)                                                  \
-  void shmem_##NAME##_wait_until(TYPE* ivar, int cmp, TYPE cmp_value);                        \
-  void shmem_##NAME##_wait_until_all(TYPE* ivars, size_t nelems, const int* status, int cmp,  \
-                                     TYPE cmp_value);                                         \
-  size_t shmem_##NAME##_wait_until_any(TYPE* ivars, size_t nelems, const int* status,         \
-                                       int cmp, TYPE cmp_value);                              \
-  size_t shmem_##NAME##_wait_until_some(TYPE* ivars, size_t nelems, size_t* indices,          \
-                                        const int* status, int cmp, TYPE cmp_value);          \
-  void shmem_##NAME##_wait_until_all_vector(TYPE* ivars, size_t nelems, const int* status,    \
-                                            int cmp, TYPE* cmp_values);                       \
-  size_t shmem_##NAME##_wait_until_any_vector(TYPE* ivars, size_t nelems, const int* status,  \
-                                              int cmp, TYPE* cmp_values);                     \
-  size_t shmem_##NAME##_wait_until_some_vector(TYPE* ivars, size_t nelems, size_t* indices,   \
-                                               const int* status, int cmp,                    \
-                                               TYPE* cmp_values);                             \
-  int shmem_##NAME##_test(TYPE* ivar, int cmp, TYPE cmp_value);                               \
-  int shmem_##NAME##_test_all(TYPE* ivars, size_t nelems, const int* status, int cmp,         \
-                              TYPE cmp_value);                                                \
-  size_t shmem_##NAME##_test_any(TYPE* ivars, size_t nelems, const int* status, int cmp,      \
-                                 TYPE cmp_value);                                             \
-  size_t shmem_##NAME##_test_some(TYPE* ivars, size_t nelems, size_t* indices,                \
-                                  const int* status, int cmp, TYPE cmp_value);                \
-  int shmem_##NAME##_test_all_vector(TYPE* ivars, size_t nelems, const int* status, int cmp,  \
-                                     TYPE* cmp_values);                                       \
-  size_t shmem_##NAME##_test_any_vector(TYPE* ivars, size_t nelems, const int* status,        \
-                                        int cmp, TYPE* cmp_values);                           \
-  size_t shmem_##NAME##_test_some_vector(TYPE* ivars, size_t nelems, size_t* indices,         \
+#define MPIDSM_SHMEM_DECLARE_SYNC(TYPE, NAME)                                                     \
+  void shmem_##NAME##_wait_until(TYPE* ivar, int cmp, TYPE cmp_value);                            \
+  void shmem_##NAME##_wait_until_all(TYPE* ivars, size_t nelems, const int* status, int cmp,      \
+                                     TYPE cmp_value);                                             \
+  size_t shmem_##NAME##_wait_until_any(TYPE* ivars, size_t nelems, const int* status, int cmp,    \
+                                       TYPE cmp_value);                                           \
+  size_t shmem_##NAME##_wait_until_some(TYPE* ivars, size_t nelems, size_t* indices,              \
+                                        const int* status, int cmp, TYPE cmp_value);              \
+  void shmem_##NAME##_wait_until_all_vector(TYPE* ivars, size_t nelems, const int* status,        \
+                                            int cmp, TYPE* cmp_values);                           \
+  size_t shmem_##NAME##_wait_until_any_vector(TYPE* ivars, size_t nelems, const int* status,      \
+                                              int cmp, TYPE* cmp_values);                         \
+  size_t shmem_##NAME##_wait_until_some_vector(TYPE* ivars, size_t nelems, size_t* indices,       \
+                                               const int* status, int cmp, TYPE* cmp_values);     \
+  int shmem_##NAME##_test(TYPE* ivar, int cmp, TYPE cmp_value);                                   \
+  int shmem_##NAME##_test_all(TYPE* ivars, size_t nelems, const int* status, int cmp,             \
+                              TYPE cmp_value);                                                    \
+  size_t shmem_##NAME##_test_any(TYPE* ivars, size_t nelems, const int* status, int cmp,          \
+                                 TYPE cmp_value);                                                 \
+  size_t shmem_##NAME##_test_some(TYPE* ivars, size_t nelems, size_t* indices, const int* status, \
+                                  int cmp, TYPE cmp_value);                                       \
+  int shmem_##NAME##_test_all_vector(TYPE* ivars, size_t nelems, const int* status, int cmp,      \
+                                     TYPE* cmp_values);                                           \
+  size_t shmem_##NAME##_test_any_vector(TYPE* ivars, size_t nelems, const int* status, int cmp,   \
+                                        TYPE* cmp_values);                                        \
+  size_t shmem_##NAME##_test_some_vector(TYPE* ivars, size_t nelems, size_t* indices,             \
                                          const int* status, int cmp, TYPE* cmp_values);
 MPIDSM_SHMEM_SYNC_TYPES(MPIDSM_SHMEM_DECLARE_SYNC)
 /* Deprecated waits. */
@@ -412,14 +414,12 @@ int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t* team);
 void shmem_barrier_all(void);
 void shmem_sync_all(void);
 int shmem_team_sync(shmem_team_t team);
-#define MPIDSM_SHMEM_DECLARE_COLLECTIVES(TYPE, NAME)                                           \
-  int shmem_##NAME##_broadcast(shmem_team_t team, TYPE* dest, const TYPE* source,             \
-                               size_t nelems, int PE_root);                                   \
-  int shmem_##NAME##_collect(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems); \
-  int shmem_##NAME##_fcollect(shmem_team_t team, TYPE* dest, const TYPE* source,              \
-                              size_t nelems);                                                 \
-  int shmem_##NAME##_alltoall(shmem_team_t team, TYPE* dest, const TYPE* source,              \
-                              size_t nelems);                                                 \
+#define MPIDSM_SHMEM_DECLARE_COLLECTIVES(TYPE, NAME)                                             \
+  int shmem_##NAME##_broadcast(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems, \
+                               int PE_root);                                                     \
+  int shmem_##NAME##_collect(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems);  \
+  int shmem_##NAME##_fcollect(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems); \
+  int shmem_##NAME##_alltoall(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems); \
   int shmem_##NAME##_alltoalls(shmem_team_t team, TYPE* dest, const TYPE* source, ptrdiff_t dst, \
                                ptrdiff_t sst, size_t nelems);
 MPIDSM_SHMEM_RMA_TYPES(MPIDSM_SHMEM_DECLARE_COLLECTIVES)
@@ -431,10 +431,11 @@ int shmem_alltoallmem(shmem_team_t team, void* dest, const void* source, size_t 
 int shmem_alltoallsmem(shmem_team_t team, void* dest, const void* source, ptrdiff_t dst,
                        ptrdiff_t sst, size_t nelems);
 
-#define MPIDSM_SHMEM_DECLARE_REDUCE(TYPE, NAME, OP) \
-  int shmem_##NAME##_##OP##_reduce(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nreduce);
+#define MPIDSM_SHMEM_DECLARE_REDUCE(TYPE, NAME, OP)                                   \
+  int shmem_##NAME##_##OP##_reduce(shmem_team_t team, TYPE* dest, const TYPE* source, \
+                                   size_t nreduce);
 #define MPIDSM_SHMEM_DECLARE_BITWISE_REDUCE(TYPE, NAME) \
-  MPIDSM_SHMEM_DECLARE_REDUCE(TYPE, NAME, and)         \
+  MPIDSM_SHMEM_DECLARE_REDUCE(TYPE, NAME, and)          \
   MPIDSM_SHMEM_DECLARE_REDUCE(TYPE, NAME, or) MPIDSM_SHMEM_DECLARE_REDUCE(TYPE, NAME, xor)
 #define MPIDSM_SHMEM_DECLARE_MINMAX_REDUCE(TYPE, NAME) \
   MPIDSM_SHMEM_DECLARE_REDUCE(TYPE, NAME, max) MPIDSM_SHMEM_DECLARE_REDUCE(TYPE, NAME, min)
@@ -449,26 +450,26 @@ MPIDSM_SHMEM_COMPLEX_REDUCE_TYPES(MPIDSM_SHMEM_DECLARE_ARITH_REDUCE)
  * ... (PE_size of them); pSync and pWrk are accepted and not used. */
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long* pSync);
 void shmem_sync(int PE_start, int logPE_stride, int PE_size, long* pSync);
-#define MPIDSM_SHMEM_DECLARE_ACTIVE_SET(BITS)                                                  \
-  void shmem_broadcast##BITS(void* dest, const void* source, size_t nelems, int PE_root,      \
-                             int PE_start, int logPE_stride, int PE_size, long* pSync);       \
-  void shmem_collect##BITS(void* dest, const void* source, size_t nelems, int PE_start,       \
-                           int logPE_stride, int PE_size, long* pSync);                       \
-  void shmem_fcollect##BITS(void* dest, const void* source, size_t nelems, int PE_start,      \
-                            int logPE_stride, int PE_size, long* pSync);                      \
-  void shmem_alltoall##BITS(void* dest, const void* source, size_t nelems, int PE_start,      \
-                            int logPE_stride, int PE_size, long* pSync);                      \
-  void shmem_alltoalls##BITS(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst,    \
-                             size_t nelems, int PE_start, int logPE_stride, int PE_size,      \
+#define MPIDSM_SHMEM_DECLARE_ACTIVE_SET(BITS)                                              \
+  void shmem_broadcast##BITS(void* dest, const void* source, size_t nelems, int PE_root,   \
+                             int PE_start, int logPE_stride, int PE_size, long* pSync);    \
+  void shmem_collect##BITS(void* dest, const void* source, size_t nelems, int PE_start,    \
+                           int logPE_stride, int PE_size, long* pSync);                    \
+  void shmem_fcollect##BITS(void* dest, const void* source, size_t nelems, int PE_start,   \
+                            int logPE_stride, int PE_size, long* pSync);                   \
+  void shmem_alltoall##BITS(void* dest, const void* source, size_t nelems, int PE_start,   \
+                            int logPE_stride, int PE_size, long* pSync);                   \
+  void shmem_alltoalls##BITS(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, \
+                             size_t nelems, int PE_start, int logPE_stride, int PE_size,   \
                              long* pSync);
 MPIDSM_SHMEM_DECLARE_ACTIVE_SET(32)
 MPIDSM_SHMEM_DECLARE_ACTIVE_SET(64)
-#define MPIDSM_SHMEM_DECLARE_TO_ALL(TYPE, NAME, OP)                                           \
+#define MPIDSM_SHMEM_DECLARE_TO_ALL(TYPE, NAME, OP)                                            \
   void shmem_##NAME##_##OP##_to_all(TYPE* dest, const TYPE* source, int nreduce, int PE_start, \
                                     int logPE_stride, int PE_size, TYPE* pWrk, long* pSync);
-#define MPIDSM_SHMEM_DECLARE_TO_ALL_BITWISE(TYPE, NAME)                                 \
-  MPIDSM_SHMEM_DECLARE_TO_ALL(TYPE, NAME, and) MPIDSM_SHMEM_DECLARE_TO_ALL(TYPE, NAME, or) \
-      MPIDSM_SHMEM_DECLARE_TO_ALL(TYPE, NAME, xor)
+#define MPIDSM_SHMEM_DECLARE_TO_ALL_BITWISE(TYPE, NAME) \
+  MPIDSM_SHMEM_DECLARE_TO_ALL(TYPE, NAME, and)          \
+  MPIDSM_SHMEM_DECLARE_TO_ALL(TYPE, NAME, or) MPIDSM_SHMEM_DECLARE_TO_ALL(TYPE, NAME, xor)
 #define MPIDSM_SHMEM_DECLARE_TO_ALL_MINMAX(TYPE, NAME) \
   MPIDSM_SHMEM_DECLARE_TO_ALL(TYPE, NAME, max) MPIDSM_SHMEM_DECLARE_TO_ALL(TYPE, NAME, min)
 #define MPIDSM_SHMEM_DECLARE_TO_ALL_ARITH(TYPE, NAME) \

@@ -17,68 +17,110 @@
 #define MPIDSM_SHMEM_ARG9(a, b, c, d, e, f, g, h, i, ...) i
 
 /* P: shmem or shmem_ctx; e: an lvalue of the element type. */
-#define MPIDSM_SHMEM_SELECT_RMA(P, e, op)                                                 \
-  _Generic((e), float: P##_float_##op, double: P##_double_##op,                          \
-           long double: P##_longdouble_##op, char: P##_char_##op,                        \
-           signed char: P##_schar_##op, short: P##_short_##op, int: P##_int_##op,        \
-           long: P##_long_##op, long long: P##_longlong_##op,                            \
-           unsigned char: P##_uchar_##op, unsigned short: P##_ushort_##op,               \
-           unsigned int: P##_uint_##op, unsigned long: P##_ulong_##op,                   \
-           unsigned long long: P##_ulonglong_##op)
-#define MPIDSM_SHMEM_SELECT_AMO(P, e, op)                                                 \
-  _Generic((e), int: P##_int_##op, long: P##_long_##op, long long: P##_longlong_##op,    \
-           unsigned int: P##_uint_##op, unsigned long: P##_ulong_##op,                   \
-           unsigned long long: P##_ulonglong_##op)
-#define MPIDSM_SHMEM_SELECT_AMO_EXTENDED(P, e, op)                                        \
-  _Generic((e), int: P##_int_##op, long: P##_long_##op, long long: P##_longlong_##op,    \
-           unsigned int: P##_uint_##op, unsigned long: P##_ulong_##op,                   \
-           unsigned long long: P##_ulonglong_##op, float: P##_float_##op,                \
-           double: P##_double_##op)
-#define MPIDSM_SHMEM_SELECT_AMO_BITWISE(P, e, op)                                         \
-  _Generic((e), unsigned int: P##_uint_##op, unsigned long: P##_ulong_##op,              \
-           unsigned long long: P##_ulonglong_##op, int32_t: P##_int32_##op,              \
-           int64_t: P##_int64_##op)
-#define MPIDSM_SHMEM_SELECT_SYNC(e, op)                                                   \
-  _Generic((e), short: shmem_short_##op, int: shmem_int_##op, long: shmem_long_##op,     \
-           long long: shmem_longlong_##op, unsigned short: shmem_ushort_##op,            \
-           unsigned int: shmem_uint_##op, unsigned long: shmem_ulong_##op,               \
-           unsigned long long: shmem_ulonglong_##op)
-#define MPIDSM_SHMEM_SELECT_BITWISE_REDUCE(e, op)                                         \
-  _Generic((e), unsigned char: shmem_uchar_##op##_reduce,                                \
-           unsigned short: shmem_ushort_##op##_reduce, unsigned int: shmem_uint_##op##_reduce, \
-           unsigned long: shmem_ulong_##op##_reduce,                                     \
-           unsigned long long: shmem_ulonglong_##op##_reduce,                            \
-           signed char: shmem_int8_##op##_reduce, short: shmem_int16_##op##_reduce,      \
-           int: shmem_int32_##op##_reduce, long: shmem_int64_##op##_reduce)
-#define MPIDSM_SHMEM_SELECT_MINMAX_REDUCE(e, op)                                          \
-  _Generic((e), char: shmem_char_##op##_reduce, signed char: shmem_schar_##op##_reduce,  \
-           short: shmem_short_##op##_reduce, int: shmem_int_##op##_reduce,               \
-           long: shmem_long_##op##_reduce, long long: shmem_longlong_##op##_reduce,      \
-           unsigned char: shmem_uchar_##op##_reduce,                                     \
-           unsigned short: shmem_ushort_##op##_reduce, unsigned int: shmem_uint_##op##_reduce, \
-           unsigned long: shmem_ulong_##op##_reduce,                                     \
-           unsigned long long: shmem_ulonglong_##op##_reduce,                            \
-           float: shmem_float_##op##_reduce, double: shmem_double_##op##_reduce,         \
-           long double: shmem_longdouble_##op##_reduce)
-#define MPIDSM_SHMEM_SELECT_ARITH_REDUCE(e, op)                                           \
-  _Generic((e), char: shmem_char_##op##_reduce, signed char: shmem_schar_##op##_reduce,  \
-           short: shmem_short_##op##_reduce, int: shmem_int_##op##_reduce,               \
-           long: shmem_long_##op##_reduce, long long: shmem_longlong_##op##_reduce,      \
-           unsigned char: shmem_uchar_##op##_reduce,                                     \
-           unsigned short: shmem_ushort_##op##_reduce, unsigned int: shmem_uint_##op##_reduce, \
-           unsigned long: shmem_ulong_##op##_reduce,                                     \
-           unsigned long long: shmem_ulonglong_##op##_reduce,                            \
-           float: shmem_float_##op##_reduce, double: shmem_double_##op##_reduce,         \
-           long double: shmem_longdouble_##op##_reduce,                                  \
-           double _Complex: shmem_complexd_##op##_reduce,                                \
-           float _Complex: shmem_complexf_##op##_reduce)
+#define MPIDSM_SHMEM_SELECT_RMA(P, e, op)       \
+  _Generic((e), float                           \
+           : P##_float_##op, double             \
+           : P##_double_##op, long double       \
+           : P##_longdouble_##op, char          \
+           : P##_char_##op, signed char         \
+           : P##_schar_##op, short              \
+           : P##_short_##op, int                \
+           : P##_int_##op, long                 \
+           : P##_long_##op, long long           \
+           : P##_longlong_##op, unsigned char   \
+           : P##_uchar_##op, unsigned short     \
+           : P##_ushort_##op, unsigned int      \
+           : P##_uint_##op, unsigned long       \
+           : P##_ulong_##op, unsigned long long \
+           : P##_ulonglong_##op)
+#define MPIDSM_SHMEM_SELECT_AMO(P, e, op)       \
+  _Generic((e), int                             \
+           : P##_int_##op, long                 \
+           : P##_long_##op, long long           \
+           : P##_longlong_##op, unsigned int    \
+           : P##_uint_##op, unsigned long       \
+           : P##_ulong_##op, unsigned long long \
+           : P##_ulonglong_##op)
+#define MPIDSM_SHMEM_SELECT_AMO_EXTENDED(P, e, op) \
+  _Generic((e), int                                \
+           : P##_int_##op, long                    \
+           : P##_long_##op, long long              \
+           : P##_longlong_##op, unsigned int       \
+           : P##_uint_##op, unsigned long          \
+           : P##_ulong_##op, unsigned long long    \
+           : P##_ulonglong_##op, float             \
+           : P##_float_##op, double                \
+           : P##_double_##op)
+#define MPIDSM_SHMEM_SELECT_AMO_BITWISE(P, e, op) \
+  _Generic((e), unsigned int                      \
+           : P##_uint_##op, unsigned long         \
+           : P##_ulong_##op, unsigned long long   \
+           : P##_ulonglong_##op, int32_t          \
+           : P##_int32_##op, int64_t              \
+           : P##_int64_##op)
+#define MPIDSM_SHMEM_SELECT_SYNC(e, op)           \
+  _Generic((e), short                             \
+           : shmem_short_##op, int                \
+           : shmem_int_##op, long                 \
+           : shmem_long_##op, long long           \
+           : shmem_longlong_##op, unsigned short  \
+           : shmem_ushort_##op, unsigned int      \
+           : shmem_uint_##op, unsigned long       \
+           : shmem_ulong_##op, unsigned long long \
+           : shmem_ulonglong_##op)
+#define MPIDSM_SHMEM_SELECT_BITWISE_REDUCE(e, op)          \
+  _Generic((e), unsigned char                              \
+           : shmem_uchar_##op##_reduce, unsigned short     \
+           : shmem_ushort_##op##_reduce, unsigned int      \
+           : shmem_uint_##op##_reduce, unsigned long       \
+           : shmem_ulong_##op##_reduce, unsigned long long \
+           : shmem_ulonglong_##op##_reduce, signed char    \
+           : shmem_int8_##op##_reduce, short               \
+           : shmem_int16_##op##_reduce, int                \
+           : shmem_int32_##op##_reduce, long               \
+           : shmem_int64_##op##_reduce)
+#define MPIDSM_SHMEM_SELECT_MINMAX_REDUCE(e, op)           \
+  _Generic((e), char                                       \
+           : shmem_char_##op##_reduce, signed char         \
+           : shmem_schar_##op##_reduce, short              \
+           : shmem_short_##op##_reduce, int                \
+           : shmem_int_##op##_reduce, long                 \
+           : shmem_long_##op##_reduce, long long           \
+           : shmem_longlong_##op##_reduce, unsigned char   \
+           : shmem_uchar_##op##_reduce, unsigned short     \
+           : shmem_ushort_##op##_reduce, unsigned int      \
+           : shmem_uint_##op##_reduce, unsigned long       \
+           : shmem_ulong_##op##_reduce, unsigned long long \
+           : shmem_ulonglong_##op##_reduce, float          \
+           : shmem_float_##op##_reduce, double             \
+           : shmem_double_##op##_reduce, long double       \
+           : shmem_longdouble_##op##_reduce)
+#define MPIDSM_SHMEM_SELECT_ARITH_REDUCE(e, op)              \
+  _Generic((e), char                                         \
+           : shmem_char_##op##_reduce, signed char           \
+           : shmem_schar_##op##_reduce, short                \
+           : shmem_short_##op##_reduce, int                  \
+           : shmem_int_##op##_reduce, long                   \
+           : shmem_long_##op##_reduce, long long             \
+           : shmem_longlong_##op##_reduce, unsigned char     \
+           : shmem_uchar_##op##_reduce, unsigned short       \
+           : shmem_ushort_##op##_reduce, unsigned int        \
+           : shmem_uint_##op##_reduce, unsigned long         \
+           : shmem_ulong_##op##_reduce, unsigned long long   \
+           : shmem_ulonglong_##op##_reduce, float            \
+           : shmem_float_##op##_reduce, double               \
+           : shmem_double_##op##_reduce, long double         \
+           : shmem_longdouble_##op##_reduce, double _Complex \
+           : shmem_complexd_##op##_reduce, float _Complex    \
+           : shmem_complexf_##op##_reduce)
 
 /* RMA: the element type is that of the first pointer argument. */
-#define mpidsm_shmem_rma_(op, dest, ...) MPIDSM_SHMEM_SELECT_RMA(shmem, *(dest), op)(dest, __VA_ARGS__)
+#define mpidsm_shmem_rma_(op, dest, ...) \
+  MPIDSM_SHMEM_SELECT_RMA(shmem, *(dest), op)(dest, __VA_ARGS__)
 #define mpidsm_shmem_ctx_rma_(op, ctx, dest, ...) \
   MPIDSM_SHMEM_SELECT_RMA(shmem_ctx, *(dest), op)(ctx, dest, __VA_ARGS__)
-#define mpidsm_shmem_rma4_(op, ...)                                                     \
-  MPIDSM_SHMEM_ARG6(__VA_ARGS__, mpidsm_shmem_ctx_rma_, mpidsm_shmem_rma_, ~)          \
+#define mpidsm_shmem_rma4_(op, ...)                                           \
+  MPIDSM_SHMEM_ARG6(__VA_ARGS__, mpidsm_shmem_ctx_rma_, mpidsm_shmem_rma_, ~) \
   (op, __VA_ARGS__)
 #define shmem_put(...) mpidsm_shmem_rma4_(put, __VA_ARGS__)
 #define shmem_get(...) mpidsm_shmem_rma4_(get, __VA_ARGS__)
@@ -86,19 +128,19 @@
 #define shmem_get_nbi(...) mpidsm_shmem_rma4_(get_nbi, __VA_ARGS__)
 #define shmem_p(...) \
   MPIDSM_SHMEM_ARG6(__VA_ARGS__, ~, mpidsm_shmem_ctx_rma_, mpidsm_shmem_rma_, ~)(p, __VA_ARGS__)
-#define shmem_g(...)                                                                     \
-  MPIDSM_SHMEM_ARG6(__VA_ARGS__, ~, ~, mpidsm_shmem_ctx_rma_, mpidsm_shmem_rma_, ~)     \
+#define shmem_g(...)                                                                \
+  MPIDSM_SHMEM_ARG6(__VA_ARGS__, ~, ~, mpidsm_shmem_ctx_rma_, mpidsm_shmem_rma_, ~) \
   (g, __VA_ARGS__)
-#define shmem_iput(...)                                                               \
+#define shmem_iput(...)                                                                   \
   MPIDSM_SHMEM_ARG8(__VA_ARGS__, mpidsm_shmem_ctx_rma_, mpidsm_shmem_rma_, ~, ~, ~, ~, ~) \
   (iput, __VA_ARGS__)
-#define shmem_iget(...)                                                               \
+#define shmem_iget(...)                                                                   \
   MPIDSM_SHMEM_ARG8(__VA_ARGS__, mpidsm_shmem_ctx_rma_, mpidsm_shmem_rma_, ~, ~, ~, ~, ~) \
   (iget, __VA_ARGS__)
-#define shmem_put_signal(...)                                                              \
+#define shmem_put_signal(...)                                                                \
   MPIDSM_SHMEM_ARG9(__VA_ARGS__, mpidsm_shmem_ctx_rma_, mpidsm_shmem_rma_, ~, ~, ~, ~, ~, ~) \
   (put_signal, __VA_ARGS__)
-#define shmem_put_signal_nbi(...)                                                          \
+#define shmem_put_signal_nbi(...)                                                            \
   MPIDSM_SHMEM_ARG9(__VA_ARGS__, mpidsm_shmem_ctx_rma_, mpidsm_shmem_rma_, ~, ~, ~, ~, ~, ~) \
   (put_signal_nbi, __VA_ARGS__)
 
@@ -107,8 +149,9 @@
 #define mpidsm_shmem_ctx_amo_(select, op, ctx, dest, ...) \
   select(shmem_ctx, *(dest), op)(ctx, dest, __VA_ARGS__)
 /* Fetching _nbi forms: the element type is that of `fetch`, the first pointer. */
-#define mpidsm_shmem_amo2_(s, op, ...) \
-  MPIDSM_SHMEM_ARG6(__VA_ARGS__, ~, ~, mpidsm_shmem_ctx_amo_, mpidsm_shmem_amo_, ~)(s, op, __VA_ARGS__)
+#define mpidsm_shmem_amo2_(s, op, ...)                                              \
+  MPIDSM_SHMEM_ARG6(__VA_ARGS__, ~, ~, mpidsm_shmem_ctx_amo_, mpidsm_shmem_amo_, ~) \
+  (s, op, __VA_ARGS__)
 #define mpidsm_shmem_amo3_(s, op, ...) \
   MPIDSM_SHMEM_ARG6(__VA_ARGS__, ~, mpidsm_shmem_ctx_amo_, mpidsm_shmem_amo_, ~)(s, op, __VA_ARGS__)
 #define mpidsm_shmem_amo4_(s, op, ...) \

@@ -8,13 +8,13 @@
 
 static int failures = 0;
 
-#define CHECK(condition)                                                              \
-  do {                                                                                \
-    if (!(condition)) {                                                               \
-      fprintf(stderr, "PE %d: %s:%d: check failed: %s\n", shmem_my_pe(), __FILE__, \
-              __LINE__, #condition);                                                  \
-      ++failures;                                                                     \
-    }                                                                                 \
+#define CHECK(condition)                                                                     \
+  do {                                                                                       \
+    if (!(condition)) {                                                                      \
+      fprintf(stderr, "PE %d: %s:%d: check failed: %s\n", shmem_my_pe(), __FILE__, __LINE__, \
+              #condition);                                                                   \
+      ++failures;                                                                            \
+    }                                                                                        \
   } while (0)
 
 int main(void) {
