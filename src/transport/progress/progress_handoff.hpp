@@ -39,7 +39,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <mutex>
+
+#include "yielding_spin_lock.hpp"
 
 namespace mpidsm::detail {
 
@@ -130,8 +131,8 @@ class ProgressHandoff {
   // UCX callbacks the helper runs may call back in: they must not wait for
   // the helper to leave.
   static thread_local bool in_helper_;
-  std::mutex mutex_;
-  bool muted_ = false;  // guarded by mutex_
+  YieldingSpinLock mute_lock_;
+  bool muted_ = false;  // guarded by mute_lock_
   // The worker was armed since the helper last progressed it: an unmute
   // needs no arm.
   std::atomic<bool> armed_{false};
