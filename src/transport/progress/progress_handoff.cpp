@@ -61,7 +61,7 @@ bool ProgressHandoff::mute() noexcept {
 }
 
 bool ProgressHandoff::apply() noexcept {
-  std::lock_guard<YieldingSpinLock> guard(mute_lock_);
+  std::lock_guard<SpinThenSleepLock> guard(mute_lock_);
   const bool waiters = mute_requested_.load(std::memory_order_seq_cst) &&
                        inside_.load(std::memory_order_seq_cst) > 0;
   if (!waiters) mute_requested_.store(false, std::memory_order_seq_cst);

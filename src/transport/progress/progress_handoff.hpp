@@ -40,7 +40,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "yielding_spin_lock.hpp"
+#include "spin_then_sleep_lock.hpp"
 
 namespace mpidsm::detail {
 
@@ -131,7 +131,7 @@ class ProgressHandoff {
   // UCX callbacks the helper runs may call back in: they must not wait for
   // the helper to leave.
   static thread_local bool in_helper_;
-  YieldingSpinLock mute_lock_;
+  SpinThenSleepLock mute_lock_;
   bool muted_ = false;  // guarded by mute_lock_
   // The worker was armed since the helper last progressed it: an unmute
   // needs no arm.

@@ -1,11 +1,12 @@
-// YieldingSpinLock: mutual exclusion between threads that contend for it,
+// SpinThenSleepLock: mutual exclusion between threads that contend for it,
 // more of them than this machine has cores (so holders get preempted and
-// waiters must yield for them).
-#include "transport/progress/yielding_spin_lock.hpp"
+// waiters sleep), and a waiter asleep is woken by the unlock.
+#include "transport/progress/spin_then_sleep_lock.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <latch>
 #include <mutex>
 #include <thread>
@@ -14,8 +15,8 @@
 namespace mpidsm::detail {
 namespace {
 
-TEST(YieldingSpinLock, ContendingThreadsNeverOverlapInsideIt) {
-  YieldingSpinLock lock;
+TEST(SpinThenSleepLock, ContendingThreadsNeverOverlapInsideIt) {
+  SpinThenSleepLock lock;
   constexpr int kThreads = 4, kRounds = 100000;
   std::atomic<int> inside{0}, overlaps{0};
   volatile long counter = 0;  // guarded by the lock alone: a lost update shows an overlap
@@ -25,7 +26,7 @@ TEST(YieldingSpinLock, ContendingThreadsNeverOverlapInsideIt) {
     threads.emplace_back([&] {
       start.arrive_and_wait();
       for (int i = 0; i < kRounds; ++i) {
-        std::lock_guard<YieldingSpinLock> guard(lock);
+        std::lock_guard<SpinThenSleepLock> guard(lock);
         if (inside.fetch_add(1) != 0) ++overlaps;
         counter = counter + 1;
         inside.fetch_sub(1);
@@ -34,6 +35,22 @@ TEST(YieldingSpinLock, ContendingThreadsNeverOverlapInsideIt) {
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(overlaps.load(), 0);
   EXPECT_EQ(counter, long{kThreads} * kRounds);
+}
+
+TEST(SpinThenSleepLock, AWaiterThatWentToSleepGetsTheLockWhenItIsReleased) {
+  SpinThenSleepLock lock;
+  std::atomic<bool> acquired{false};
+  lock.lock();
+  std::thread waiter([&] {
+    std::lock_guard<SpinThenSleepLock> guard(lock);
+    acquired = true;
+  });
+  // Far longer than the spins: the waiter sleeps on the lock by now.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(acquired.load());
+  lock.unlock();
+  waiter.join();  // hangs (and the test times out) if the unlock did not wake it
+  EXPECT_TRUE(acquired.load());
 }
 
 }  // namespace
