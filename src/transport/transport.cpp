@@ -164,7 +164,7 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
     s.messaging_worker = create_worker(rank_, s.context, options.shareable);
     if (!options.shareable) s.worker_guard.enable_single_threaded(rank_);
     s.listen_for_remote_calls();
-    if (options.shareable) s.handoff.open(rank_, s.worker);
+    if (options.shareable) s.handoff.open(rank_, s.worker, s.yield_when_idle);
   } catch (const Error& e) {
     failure = e;
   }

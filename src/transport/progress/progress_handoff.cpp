@@ -32,9 +32,10 @@ ProgressHandoff::~ProgressHandoff() {
   if (wake_fd_ >= 0) close(wake_fd_);
 }
 
-void ProgressHandoff::open(int rank, ucp_worker_h worker) {
+void ProgressHandoff::open(int rank, ucp_worker_h worker, bool oversubscribed) {
   rank_ = rank;
   worker_ = worker;
+  mute_lock_.set_wait(oversubscribed ? SpinOrSleepLock::Wait::sleep : SpinOrSleepLock::Wait::spin);
   check_ucx(rank, "ucp_worker_get_efd", no_rank, ucp_worker_get_efd(worker, &worker_fd_));
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) throw_system(rank, "epoll_create1");
@@ -61,7 +62,7 @@ bool ProgressHandoff::mute() noexcept {
 }
 
 bool ProgressHandoff::apply() noexcept {
-  std::lock_guard<SpinThenSleepLock> guard(mute_lock_);
+  std::lock_guard<SpinOrSleepLock> guard(mute_lock_);
   const bool waiters = mute_requested_.load(std::memory_order_seq_cst) &&
                        inside_.load(std::memory_order_seq_cst) > 0;
   if (!waiters) mute_requested_.store(false, std::memory_order_seq_cst);

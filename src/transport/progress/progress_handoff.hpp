@@ -40,7 +40,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "spin_then_sleep_lock.hpp"
+#include "spin_or_sleep_lock.hpp"
 
 namespace mpidsm::detail {
 
@@ -53,7 +53,10 @@ class ProgressHandoff {
 
   // Creates the sleeper's epoll set over the worker's event fd (the worker
   // must be multi-threaded and have UCP_FEATURE_WAKEUP); throws Errc::transport.
-  void open(int rank, ucp_worker_h worker);
+  // `oversubscribed`: the node runs more ranks than it has cores (their
+  // waits yield); then a thread finding the mute state's lock taken sleeps
+  // instead of spinning (spin_or_sleep_lock.hpp).
+  void open(int rank, ucp_worker_h worker, bool oversubscribed);
 
   // --- threads inside the transport (other than the helper) ---
   // Calls that touch the worker, waits included, count themselves once a
@@ -131,7 +134,7 @@ class ProgressHandoff {
   // UCX callbacks the helper runs may call back in: they must not wait for
   // the helper to leave.
   static thread_local bool in_helper_;
-  SpinThenSleepLock mute_lock_;
+  SpinOrSleepLock mute_lock_;
   bool muted_ = false;  // guarded by mute_lock_
   // The worker was armed since the helper last progressed it: an unmute
   // needs no arm.

@@ -1,7 +1,7 @@
-// SpinThenSleepLock: mutual exclusion between threads that contend for it,
-// more of them than this machine has cores (so holders get preempted and
-// waiters sleep), and a waiter asleep is woken by the unlock.
-#include "transport/progress/spin_then_sleep_lock.hpp"
+// SpinOrSleepLock: mutual exclusion between threads that contend for it,
+// more of them than this machine has cores (so holders get preempted), with
+// waiters that spin or sleep; and a waiter asleep is woken by the unlock.
+#include "transport/progress/spin_or_sleep_lock.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,8 +15,10 @@
 namespace mpidsm::detail {
 namespace {
 
-TEST(SpinThenSleepLock, ContendingThreadsNeverOverlapInsideIt) {
-  SpinThenSleepLock lock;
+// Threads that spin, or sleep (an oversubscribed node).
+void contending_threads_never_overlap(SpinOrSleepLock::Wait wait) {
+  SpinOrSleepLock lock;
+  lock.set_wait(wait);
   constexpr int kThreads = 4, kRounds = 100000;
   std::atomic<int> inside{0}, overlaps{0};
   volatile long counter = 0;  // guarded by the lock alone: a lost update shows an overlap
@@ -26,7 +28,7 @@ TEST(SpinThenSleepLock, ContendingThreadsNeverOverlapInsideIt) {
     threads.emplace_back([&] {
       start.arrive_and_wait();
       for (int i = 0; i < kRounds; ++i) {
-        std::lock_guard<SpinThenSleepLock> guard(lock);
+        std::lock_guard<SpinOrSleepLock> guard(lock);
         if (inside.fetch_add(1) != 0) ++overlaps;
         counter = counter + 1;
         inside.fetch_sub(1);
@@ -37,15 +39,24 @@ TEST(SpinThenSleepLock, ContendingThreadsNeverOverlapInsideIt) {
   EXPECT_EQ(counter, long{kThreads} * kRounds);
 }
 
-TEST(SpinThenSleepLock, AWaiterThatWentToSleepGetsTheLockWhenItIsReleased) {
-  SpinThenSleepLock lock;
+TEST(SpinOrSleepLock, ContendingThreadsThatSpinNeverOverlapInsideIt) {
+  contending_threads_never_overlap(SpinOrSleepLock::Wait::spin);
+}
+
+TEST(SpinOrSleepLock, ContendingThreadsThatSleepNeverOverlapInsideIt) {
+  contending_threads_never_overlap(SpinOrSleepLock::Wait::sleep);
+}
+
+TEST(SpinOrSleepLock, AWaiterThatWentToSleepGetsTheLockWhenItIsReleased) {
+  SpinOrSleepLock lock;
+  lock.set_wait(SpinOrSleepLock::Wait::sleep);
   std::atomic<bool> acquired{false};
   lock.lock();
   std::thread waiter([&] {
-    std::lock_guard<SpinThenSleepLock> guard(lock);
+    std::lock_guard<SpinOrSleepLock> guard(lock);
     acquired = true;
   });
-  // Far longer than the spins: the waiter sleeps on the lock by now.
+  // The waiter sleeps on the lock by now.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(acquired.load());
   lock.unlock();
