@@ -52,31 +52,35 @@ bool HotHomePages::changed(std::size_t page, const std::byte* bytes) {
 }
 
 void HotHomePages::cool(std::size_t page) {
+  leave_list(page);
   cold_[slot(page)] = 1;
-  *std::find(pages_.begin(), pages_.end(), page) = pages_.back();  // unordered
-  pages_.pop_back();
   cold_pages_.push_back(page);
 }
 
 bool HotHomePages::rewarm(std::size_t page, const std::byte* bytes) {
+  leave_list(page);
   cold_[slot(page)] = 0;
   idle_[slot(page)] = 0;
-  cold_pages_.erase(std::find(cold_pages_.begin(), cold_pages_.end(), page));
   pages_.push_back(page);
   return changed(page, bytes);
 }
 
 void HotHomePages::drop(std::size_t page) {
+  leave_list(page);
   const std::size_t s = slot(page);
-  if (cold_[s]) {
-    cold_[s] = 0;
+  cold_[s] = 0;
+  free_slots_.push_back(static_cast<std::uint32_t>(s));
+  slot_of_[page] = 0;
+}
+
+void HotHomePages::leave_list(std::size_t page) {
+  if (cold_[slot(page)]) {
+    // In order: the longest cold first.
     cold_pages_.erase(std::find(cold_pages_.begin(), cold_pages_.end(), page));
   } else {
     *std::find(pages_.begin(), pages_.end(), page) = pages_.back();  // unordered
     pages_.pop_back();
   }
-  free_slots_.push_back(static_cast<std::uint32_t>(s));
-  slot_of_[page] = 0;
 }
 
 void HotHomePages::forget(std::size_t page) {

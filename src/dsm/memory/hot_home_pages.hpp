@@ -84,6 +84,8 @@ class HotHomePages {
 
  private:
   std::size_t slot(std::size_t page) const { return slot_of_[page] - 1u; }
+  // `page` (holding a slot) leaves pages_ or cold_pages_, as cold_ says.
+  void leave_list(std::size_t page);
   const std::vector<std::size_t>& listed(const std::vector<std::size_t>& pages) {
     listed_.assign(pages.begin(), pages.end());
     return listed_;
