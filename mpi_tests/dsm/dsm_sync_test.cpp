@@ -88,6 +88,31 @@ TEST_F(DsmTest, NeighboursSeeEachOthersWritesAfterEverySync) {
   d.free(grid);
 }
 
+// The previous and next ranks of a ring of `n` (one of them when n is 2).
+std::vector<int> ring_neighbours(int me, int n) {
+  std::vector<int> ring;
+  if (n > 1) ring.push_back((me + n - 1) % n);
+  if (n > 2) ring.push_back((me + 1) % n);
+  return ring;
+}
+
+// A page per rank, homed at that rank: this rank's, and the previous rank's
+// (which this rank reads).
+struct PagePerRank {
+  PagePerRank(Dsm& d, int me, int n)
+      : d(d),
+        page_longs(d.page_size() / sizeof(long)),
+        pages(d.allocate<long>(page_longs * static_cast<std::size_t>(n))),
+        mine(pages + page_longs * static_cast<std::size_t>(me)),
+        previous(pages + page_longs * static_cast<std::size_t>((me + n - 1) % n)) {}
+  ~PagePerRank() { d.free(pages); }
+  Dsm& d;
+  const std::size_t page_longs;
+  long* const pages;
+  long* const mine;
+  const long* const previous;
+};
+
 // A page its home rewrites in every interval stays writable (its writes
 // found by comparison at each release, not by a fault each), and its
 // reader still sees every write; once the home stops writing, the page
@@ -96,12 +121,12 @@ TEST_F(DsmTest, NeighboursSeeEachOthersWritesAfterEverySync) {
 void home_page_rewritten_every_interval(Dsm& d, const Runtime& runtime,
                                         const std::function<void()>& synchronise) {
   const int me = runtime.rank(), n = runtime.size();
-  const std::size_t page_longs = d.page_size() / sizeof(long);
-  long* pages = d.allocate<long>(page_longs * static_cast<std::size_t>(n));  // one per rank
-  ASSERT_EQ(d.home_of(pages + page_longs * static_cast<std::size_t>(me)), me);
-  long* mine = pages + page_longs * static_cast<std::size_t>(me);
-  const long* previous = pages + page_longs * static_cast<std::size_t>((me + n - 1) % n);
-  const Coherence policy = d.coherence_of(pages);
+  const PagePerRank p(d, me, n);
+  ASSERT_EQ(d.home_of(p.mine), me);
+  const std::size_t page_longs = p.page_longs;
+  long* const mine = p.mine;
+  const long* const previous = p.previous;
+  const Coherence policy = d.coherence_of(p.pages);
   d.barrier();
   constexpr long rounds = 30;
   // From round 10 on the reader's copy and the home's count of it have
@@ -154,14 +179,10 @@ void home_page_rewritten_every_interval(Dsm& d, const Runtime& runtime,
   synchronise();
   EXPECT_EQ(previous[1], -1) << "rank " << me;
   d.barrier();
-  d.free(pages);
 }
 
 TEST_F(DsmTest, AHomePageRewrittenEveryIntervalStaysWritableThroughSyncs) {
-  const int me = runtime_->rank(), n = runtime_->size();
-  std::vector<int> ring;
-  if (n > 1) ring.push_back((me + n - 1) % n);
-  if (n > 2) ring.push_back((me + 1) % n);
+  const std::vector<int> ring = ring_neighbours(runtime_->rank(), runtime_->size());
   home_page_rewritten_every_interval(*dsm_, *runtime_, [&] { dsm_->sync_with(ring); });
 }
 
@@ -177,15 +198,15 @@ TEST_F(DsmTest, AHomePageRewrittenEveryIntervalStaysWritableThroughBarriers) {
 void home_page_rewritten_unchanged(Dsm& d, const Runtime& runtime,
                                    const std::function<void()>& synchronise) {
   const int me = runtime.rank(), n = runtime.size();
-  const std::size_t page_longs = d.page_size() / sizeof(long);
-  long* pages = d.allocate<long>(page_longs * static_cast<std::size_t>(n));  // one per rank
-  ASSERT_EQ(d.home_of(pages + page_longs * static_cast<std::size_t>(me)), me);
-  long* mine = pages + page_longs * static_cast<std::size_t>(me);
-  const long* previous = pages + page_longs * static_cast<std::size_t>((me + n - 1) % n);
+  const PagePerRank p(d, me, n);
+  ASSERT_EQ(d.home_of(p.mine), me);
+  const std::size_t page_longs = p.page_longs;
+  long* const mine = p.mine;
+  const long* const previous = p.previous;
   // Under single_writer every write faults and is noticed (its races are
   // found there); under invalidate the copy that comes and goes makes the
   // page exclusive and shared again, noticed as possibly written each time.
-  const Coherence policy = d.coherence_of(pages);
+  const Coherence policy = d.coherence_of(p.pages);
   const bool settles = policy != Coherence::single_writer && policy != Coherence::invalidate;
   d.barrier();
   constexpr long rounds = 40, settled = 10;
@@ -208,14 +229,10 @@ void home_page_rewritten_unchanged(Dsm& d, const Runtime& runtime,
   synchronise();
   EXPECT_EQ(previous[page_longs / 2], -1) << "rank " << me;
   d.barrier();
-  d.free(pages);
 }
 
 TEST_F(DsmTest, AHomePageRewrittenUnchangedIsNotNoticedThroughSyncs) {
-  const int me = runtime_->rank(), n = runtime_->size();
-  std::vector<int> ring;
-  if (n > 1) ring.push_back((me + n - 1) % n);
-  if (n > 2) ring.push_back((me + 1) % n);
+  const std::vector<int> ring = ring_neighbours(runtime_->rank(), runtime_->size());
   home_page_rewritten_unchanged(*dsm_, *runtime_, [&] { dsm_->sync_with(ring); });
 }
 
