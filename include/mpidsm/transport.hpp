@@ -233,8 +233,8 @@ struct TransportResources {
 /// through the node's shared-memory mailboxes counts once, with its payload
 /// bytes (a get's are those it brings back; an atomic's its operand's).
 /// Loads and stores through memory mapped from a peer are no messages, and
-/// the MPI calls mpidsm makes (the DSM barrier's exchange across nodes) are
-/// MPI's to count.
+/// the MPI calls mpidsm makes (collective set-up, allocation, the notices of
+/// a DSM barrier on one node) are MPI's to count.
 struct TransportTraffic {
   std::uint64_t messages = 0;  ///< operations and messages started
   std::uint64_t bytes = 0;     ///< their payload bytes

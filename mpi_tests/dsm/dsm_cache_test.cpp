@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
@@ -479,6 +480,50 @@ TEST_F(DsmTest, ABarrierBringsAReadersPagesUpToDateWithAnotherRanksDiffs) {
 // A barrier that fails (a rank holds a lock) after readers subscribed to
 // their pages: every rank gets the error, no subscription is left waiting,
 // and the next barrier delivers the writes.
+// Across nodes the barrier's records go through UCX in ceil(log2 N) rounds,
+// and a home's push to the rank its first record goes to (the rank before
+// it) rides in that record: with each rank reading the page of the rank
+// after it, a halo exchange costs a barrier no message beyond its records.
+// On one node the records go through shared words: no message at all.
+TEST_F(DsmTest, APushToTheRankBeforeRidesInTheBarriersRecord) {
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs a home and a reader";
+  int mapped = 1;
+  for (int r = 0; r < n; ++r) mapped &= testing::mapped_here(*runtime_, r) ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &mapped, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  const int next = (me + 1) % n;
+  const bool next_through_ucx = !testing::mapped_here(*runtime_, next);
+  Dsm d(*runtime_, exact_fetch_settings(*runtime_));
+  const std::size_t per_page = d.page_size() / sizeof(std::uint64_t);
+  auto* data = d.allocate<std::uint64_t>(per_page * static_cast<std::size_t>(n), Placement::block(),
+                                         Coherence::adaptive);
+  std::uint64_t* own = data + per_page * static_cast<std::size_t>(me);
+  const std::uint64_t* after = data + per_page * static_cast<std::size_t>(next);
+  ASSERT_EQ(d.home_of(own), me);
+  auto interval = [&](std::uint64_t value) {
+    own[0] = value;
+    d.barrier();
+    // A page homed on the same node is no barrier's to update, and a
+    // fetch of it costs messages of its own: only the others are read.
+    if (next_through_ucx || mapped) {
+      EXPECT_EQ(after[0], value) << "rank " << me << " reading rank " << next << "'s page";
+    }
+    MPI_Barrier(MPI_COMM_WORLD);  // read before the next write
+  };
+  for (std::uint64_t value = 1; value <= 4; ++value) interval(value);  // subscriptions settle
+  constexpr std::uint64_t kBarriers = 16;
+  const TransportTraffic before = runtime_->transport().traffic();
+  const std::uint64_t refetched = d.stats().barrier_refetches;
+  for (std::uint64_t value = 5; value < 5 + kBarriers; ++value) interval(value);
+  const std::uint64_t messages = runtime_->transport().traffic().messages - before.messages;
+  const std::uint64_t rounds = static_cast<std::uint64_t>(std::bit_width(unsigned(n - 1)));
+  EXPECT_EQ(messages, mapped ? 0 : kBarriers * rounds) << "rank " << me << " of " << n;
+  EXPECT_EQ(d.stats().barrier_refetches - refetched, next_through_ucx ? kBarriers : 0)
+      << "rank " << me;
+  d.barrier();
+  d.free(data);
+}
+
 TEST_F(DsmTest, ABarrierThatFailsAfterSubscriptionsLeavesTheDsmUsable) {
   const int me = runtime_->rank(), n = runtime_->size();
   if (n < 2) GTEST_SKIP() << "needs a home and a reader";

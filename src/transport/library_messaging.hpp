@@ -59,6 +59,9 @@ class LibraryMessaging {
   /// buffer+capacity); message().size gives its length (Errc::truncated if
   /// it did not fit).
   Request receive_agreed(int peer, std::uint32_t key, void* buffer, std::size_t capacity);
+  /// A receive nothing will arrive for (its exchange failed) leaves UCX, so
+  /// its buffer may be reused; any other request is left as it is.
+  static void withdraw(Request& receive) noexcept { receive.cancel(); }
 
   /// Collective: true when every rank `wants` it and reaches each peer it
   /// does not map (`mapped(peer)`: loads and stores reach it) only through

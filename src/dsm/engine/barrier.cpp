@@ -99,9 +99,13 @@ Dsm::Engine::BarrierCounts Dsm::Engine::exchange_barrier_counts(const BarrierEnt
           : Exchange::with_vote(static_cast<std::int64_t>(x.outgoing.size()), home_move_vote());
   BarrierCounts counts;
   try {
-    // A subscription costs a send (on a simulated host a tcp send took
-    // 10-20 us), which would delay this rank's record: they leave after it.
-    counts.delivered = exchange_.exchange_counts(mine, x, [this] { updates_.send(); });
+    // A send costs (on a simulated host a tcp send took 10-20 us): the push
+    // to the rank the record goes to first rides in the record's message,
+    // and the subscriptions and other pushes leave after the record.
+    const detail::SparseAllgather::Rider rider{updates_.push_riding_to(exchange_.rider_to()),
+                                               updates_.push_capacity_from(exchange_.rider_from())};
+    counts.delivered = exchange_.exchange_counts(mine, x, rider, [this] { updates_.send(); });
+    updates_.push_rode_from(exchange_.rider_from(), exchange_.rider_in());
   } catch (...) {
     detail::EngineLock guard(mutex_);
     forget_updates(true);  // no message of this barrier stays in flight

@@ -67,7 +67,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
                   settings.fetch_by_call),
       diffs_(transport_, diff_kernel_, page_size_, &Engine::apply_remote_diffs, this,
              stats_.diff_messages),
-      updates_(transport_, runtime.comm(), page_size_, 2 * cache_.capacity()) {
+      updates_(transport_, page_size_, 2 * cache_.capacity()) {
   // Sized for the whole region up front (a page is listed at most once), so
   // faults and releases never allocate. Large reservations are address
   // space: the kernel provides memory only for the entries written.

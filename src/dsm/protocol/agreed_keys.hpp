@@ -1,7 +1,8 @@
-// The DSM's two users of Transport's agreed messages split its keys, so a
-// barrier's update never matches a pairwise sync's message: the barrier's
-// updates take the lower half, pairwise syncs the upper. Each counts its own
-// messages and wraps within its half.
+// The DSM's users of Transport's agreed messages split its keys, so a
+// barrier's update never matches a pairwise sync's message or a barrier's
+// record: the barrier's updates take the first quarter, its records (the
+// sparse allgather) the second, pairwise syncs the upper half. Each counts
+// its own messages and wraps within its part.
 #pragma once
 
 #include <cstdint>
@@ -11,13 +12,16 @@
 namespace mpidsm::detail {
 
 inline constexpr std::uint64_t kKeysPerUse =
-    (std::uint64_t{LibraryMessaging::max_agreed_key} + 1) / 2;
+    (std::uint64_t{LibraryMessaging::max_agreed_key} + 1) / 4;
 
 constexpr std::uint32_t barrier_update_key(std::uint64_t message) {
   return static_cast<std::uint32_t>(message % kKeysPerUse);
 }
-constexpr std::uint32_t sync_key(std::uint64_t message) {
+constexpr std::uint32_t barrier_record_key(std::uint64_t message) {
   return static_cast<std::uint32_t>(kKeysPerUse + message % kKeysPerUse);
+}
+constexpr std::uint32_t sync_key(std::uint64_t message) {
+  return static_cast<std::uint32_t>(2 * kKeysPerUse + message % (2 * kKeysPerUse));
 }
 
 }  // namespace mpidsm::detail

@@ -34,7 +34,7 @@ BarrierExchange::BarrierExchange(MPI_Comm comm, Transport& transport, const Mapp
       transport_(transport),
       rank_(transport.rank()),
       ranks_(transport.size()),
-      gather_(comm, transport),
+      gather_(transport),
       slots_(comm, transport,
              (2 * static_cast<std::size_t>(ranks_) + 64 + 1) *
                  sizeof(std::int64_t),  // counts, rounds, beacon
@@ -75,13 +75,13 @@ void BarrierExchange::lay_out_incoming(Scratch& x, std::int64_t total) {
   x.incoming.resize(static_cast<std::size_t>(total));
 }
 
-bool BarrierExchange::exchange_counts(std::int64_t mine, Scratch& x,
+bool BarrierExchange::exchange_counts(std::int64_t mine, Scratch& x, SparseAllgather::Rider rider,
                                       const std::function<void()>& while_in_flight) {
   x.counts.resize(static_cast<std::size_t>(ranks_));
   x.subscribers.clear();
   x.renewers.clear();
   x.pushers.clear();
-  if (!slots_.direct()) return exchange_records(mine, x, while_in_flight);
+  if (!slots_.direct()) return exchange_records(mine, x, rider, while_in_flight);
   exchange_on_node(mine, x);
   return false;
 }
@@ -90,7 +90,7 @@ bool BarrierExchange::exchange_counts(std::int64_t mine, Scratch& x,
 // notices and the ranks its updates' masks name) travels through the
 // sparse allgather: a clean barrier moves a word per round, and a rank
 // receives the notices once each, never a record per rank.
-bool BarrierExchange::exchange_records(std::int64_t mine, Scratch& x,
+bool BarrierExchange::exchange_records(std::int64_t mine, Scratch& x, SparseAllgather::Rider rider,
                                        const std::function<void()>& while_in_flight) {
   std::vector<std::int64_t>& said = x.records;  // count, notices, marks
   said.clear();
@@ -104,7 +104,7 @@ bool BarrierExchange::exchange_records(std::int64_t mine, Scratch& x,
                 x.outgoing.begin() + static_cast<std::ptrdiff_t>(notices_in(mine)));
     said.insert(said.begin(), mine);
   }
-  const auto entries = gather_.exchange(said, while_in_flight, "Dsm::barrier");
+  const auto entries = gather_.exchange(said, rider, while_in_flight, "Dsm::barrier");
   std::vector<std::int64_t>& counts = x.counts;
   std::fill(counts.begin(), counts.end(), 0);
   std::int64_t total = 0;

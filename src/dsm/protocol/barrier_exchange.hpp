@@ -2,11 +2,10 @@
 // that it holds a lock or that its release failed), which is the barrier
 // itself, then the notices. On one node the counts go through words every
 // rank maps, published by a dissemination barrier on shared words; across
-// nodes they travel through a sparse allgather (sparse_allgather.hpp),
+// nodes they travel through a sparse allgather over UCX (sparse_allgather.hpp),
 // with the notices and the ranks the barrier updates' masks name
 // (barrier_updates.hpp): log N rounds, and only what ranks with something
-// to say said. Non-blocking MPI calls only: a rank that died ends the
-// wait with an error naming it.
+// to say said. A rank that died ends the wait with an error naming it.
 //
 // A barrier entered inside a critical section can end (with an error on
 // every rank) only if the lock's waiters join it: the holder raises every
@@ -79,8 +78,13 @@ class BarrierExchange {
   // x.subscribers, x.renewers and x.pushers get the ranks whose masks name
   // this one; `while_in_flight` runs once this rank's part has left. True
   // when the notices rode along (across nodes, always: x.incoming, x.sizes,
-  // x.offsets filled).
-  bool exchange_counts(std::int64_t mine, Scratch& x, const std::function<void()>& while_in_flight);
+  // x.offsets filled). Across nodes `rider` travels as the sparse
+  // allgather's (to rider_to(), and from rider_from() into rider_in()).
+  bool exchange_counts(std::int64_t mine, Scratch& x, SparseAllgather::Rider rider,
+                       const std::function<void()>& while_in_flight);
+  int rider_to() const { return direct() ? -1 : gather_.rider_to(); }
+  int rider_from() const { return direct() ? -1 : gather_.rider_from(); }
+  std::span<const std::uint64_t> rider_in() const { return gather_.rider_in(); }
   // Every rank's notices into x.incoming (`total` of them), when they did
   // not ride along.
   void gather_notices(Scratch& x, std::int64_t total);
@@ -97,7 +101,7 @@ class BarrierExchange {
     return (2 * static_cast<std::size_t>(ranks_) + 64) * sizeof(std::uint64_t);
   }
   static void lay_out_incoming(Scratch& x, std::int64_t total);
-  bool exchange_records(std::int64_t mine, Scratch& x,
+  bool exchange_records(std::int64_t mine, Scratch& x, SparseAllgather::Rider rider,
                         const std::function<void()>& while_in_flight);
   void exchange_on_node(std::int64_t mine, Scratch& x);
   // The dissemination barrier on the mapped slots; counts a rank stored into

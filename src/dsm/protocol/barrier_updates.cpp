@@ -8,10 +8,8 @@
 
 namespace mpidsm::detail {
 
-BarrierUpdates::BarrierUpdates(Transport& transport, MPI_Comm comm, std::size_t page_size,
-                               std::size_t candidates)
+BarrierUpdates::BarrierUpdates(Transport& transport, std::size_t page_size, std::size_t candidates)
     : transport_(transport),
-      comm_(comm),
       messaging_(transport),
       page_size_(page_size),
       peers_(static_cast<std::size_t>(transport.size())) {
@@ -90,6 +88,36 @@ void BarrierUpdates::mark(std::uint64_t* masks, std::size_t words) {
     if (!peers_[r].push_out.words.empty()) set(2, r);
 }
 
+std::span<const std::uint64_t> BarrierUpdates::push_riding_to(int reader) {
+  if (reader < 0) return {};
+  Peer& peer = peers_[static_cast<std::size_t>(reader)];
+  if (peer.push_out.words.empty()) return {};
+  peer.push_rides = true;
+  pages_sent_ += peer.push_out.count();
+  return peer.push_out.words;
+}
+
+std::size_t BarrierUpdates::push_capacity_from(int home) const {
+  if (home < 0) return 0;
+  const std::size_t pages = peers_[static_cast<std::size_t>(home)].last_pages;
+  return pages == 0 ? 0 : list_words(std::min(pages, kMaxPages));
+}
+
+void BarrierUpdates::push_rode_from(int home, std::span<const std::uint64_t> words) {
+  if (words.empty()) return;
+  check_push(home, words[0], words.size_bytes());
+  Peer& peer = peers_[static_cast<std::size_t>(home)];
+  peer.push_in.words.assign(words.begin(), words.end());
+  peer.push_rode = true;
+}
+
+void BarrierUpdates::check_push(int home, std::uint64_t pages, std::size_t bytes) const {
+  if (pages <= kMaxPages && bytes == list_words(pages) * sizeof(std::uint64_t)) return;
+  throw Error(Errc::transport, transport_.rank(),
+              "Dsm::barrier: rank " + std::to_string(home) + " pushed " + std::to_string(bytes) +
+                  " bytes, which is no list of pages");
+}
+
 void BarrierUpdates::send() {
   for (const Subscription& s : subscriptions_)
     if (s.renewed)
@@ -97,7 +125,7 @@ void BarrierUpdates::send() {
                                               outgoing_.data() + s.begin,
                                               (s.end - s.begin) * sizeof(std::uint64_t)));
   for (std::size_t r = 0; r < peers_.size(); ++r)
-    if (!peers_[r].push_out.words.empty()) {
+    if (!peers_[r].push_out.words.empty() && !peers_[r].push_rides) {
       const PageList& push = peers_[r].push_out;
       pages_sent_ += push.count();
       sends_.push_back(messaging_.send_agreed(static_cast<int>(r), key(kPush), push.words.data(),
@@ -141,9 +169,9 @@ void BarrierUpdates::late_pages(const std::uint64_t* runs, std::size_t run_words
 }
 
 void BarrierUpdates::wait_all() {
-  for (Request& r : requests_) wait(r);
+  for (Request& r : requests_) r.wait();
   requests_.clear();
-  for (Request& r : sends_) wait(r);
+  for (Request& r : sends_) r.wait();
   sends_.clear();
 }
 
@@ -155,6 +183,7 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
   // (last_pages, as of the last barrier): its receives go first.
   for (int h : pushers) {
     Peer& home = peers_[static_cast<std::size_t>(h)];
+    if (home.push_rode) continue;
     home.push_in.words.resize(list_words(std::min(home.last_pages, kMaxPages)));
     requests_.push_back(
         messaging_.receive_agreed(h, key(kPush), home.push_in.words.data(),
@@ -190,17 +219,15 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
   arrived.swap(requests_);
   std::size_t i = 0;
   for (int h : pushers) {
+    const Peer& home = peers_[static_cast<std::size_t>(h)];
+    if (home.push_rode) continue;
     Request& request = arrived[i++];
-    wait(request);
-    const PageList& push = peers_[static_cast<std::size_t>(h)].push_in;
-    if (request.message().size != list_words(push.count()) * sizeof(std::uint64_t))
-      throw Error(Errc::transport, transport_.rank(),
-                  "Dsm::barrier: rank " + std::to_string(h) + " pushed " +
-                      std::to_string(request.message().size) + " bytes, which is no list of pages");
+    request.wait();
+    check_push(h, home.push_in.count(), request.message().size);
   }
   for (int r : renewers) {
     Request& request = arrived[i++];
-    wait(request);
+    request.wait();
     const std::size_t size = request.message().size;
     if (size == 0 || size % (2 * sizeof(std::uint64_t)) != 0)
       throw Error(Errc::transport, transport_.rank(),
@@ -243,7 +270,7 @@ void BarrierUpdates::finish(std::uint64_t barrier, const std::vector<int>& subsc
     const PageList& late = peers_[static_cast<std::size_t>(s.home)].late_in;
     if (late.words.empty()) continue;
     Request& request = requests_[k++];
-    wait(request);
+    request.wait();
     if (request.message().size != late.words.size() * sizeof(std::uint64_t) ||
         late.words.size() != list_words(late.count()))
       throw Error(Errc::transport, transport_.rank(),
@@ -274,6 +301,7 @@ void BarrierUpdates::forget(bool resend) {
   subscribed_.clear();
   awaited_.clear();
   for (Peer& p : peers_) {
+    p.push_rides = p.push_rode = false;
     p.push_out.words.clear();
     p.push_in.words.clear();
     p.late_out.words.clear();

@@ -18,7 +18,8 @@
 //
 // All of it travels as agreed messages (LibraryMessaging::send_agreed), keyed by
 // the barrier, so no handler runs and nothing waits beyond what both sides
-// know will come.
+// know will come. A push to the rank the exchange's first record goes to
+// rides in that record (SparseAllgather's rider): no message of its own.
 #pragma once
 
 #include <algorithm>
@@ -40,11 +41,7 @@ class BarrierUpdates {
  public:
   // `candidates`: the pages an interval may fetch through UCX at most
   // before note_fetched() stops listing them (room reserved up front).
-  // `comm`: where this rank's waits keep MPI moving (Request::wait_moving_mpi):
-  // a home still in the barrier's MPI exchange may need this rank's MPI
-  // progress to finish it, and only then sends what this rank waits for.
-  BarrierUpdates(Transport& transport, MPI_Comm comm, std::size_t page_size,
-                 std::size_t candidates);
+  BarrierUpdates(Transport& transport, std::size_t page_size, std::size_t candidates);
   BarrierUpdates(const BarrierUpdates&) = delete;
   BarrierUpdates& operator=(const BarrierUpdates&) = delete;
 
@@ -93,11 +90,19 @@ class BarrierUpdates {
                       const BytesOf& bytes_of);
   // The record's kMasks masks of `words` words each (zeroed).
   void mark(std::uint64_t* masks, std::size_t words);
-  // Sends the subscriptions and pushes (once the record has left: a tcp
-  // send took 10-20 us on a simulated host).
+  // The push to `reader` (none: empty), which then rides in the exchange's
+  // message to it rather than in a message of its own (send() leaves it out).
+  std::span<const std::uint64_t> push_riding_to(int reader);
+  // Words a push from `home` takes at most: room for one riding in.
+  std::size_t push_capacity_from(int home) const;
+  // Sends the subscriptions and the pushes that do not ride (once the
+  // record has left: a tcp send took 10-20 us on a simulated host).
   void send();
 
   // --- after the exchange ---
+  // The push `home` sent riding in the exchange (empty: none did).
+  void push_rode_from(int home, std::span<const std::uint64_t> words);
+
   // What the barrier's notices say: every writer's notices, writer r's
   // `sizes[r]` of them at `offsets[r]` of `incoming` (none: a failed barrier).
   void learn_notices(std::span<const std::int64_t> incoming, std::span<const int> sizes,
@@ -155,6 +160,8 @@ class BarrierUpdates {
     PageList late_out;                    // as a home: the late answer to the reader
     PageList late_in;                     // as a reader: the home's late answer
     std::size_t last_pages = 0;           // as a reader: pages last subscribed to at the home
+    bool push_rides = false;              // as a home: push_out rides in the exchange
+    bool push_rode = false;               // as a reader: push_in rode in the exchange
   };
   enum Kind : std::uint32_t { kSubscription, kPush, kLate };
   std::uint32_t key(Kind kind) const { return barrier_update_key(barrier_ * 3 + kind); }
@@ -166,12 +173,12 @@ class BarrierUpdates {
   void late_pages(const std::uint64_t* runs, std::size_t run_words, const PageList& push,
                   F&& f) const;
   void fill(PageList& list, const std::vector<std::uint64_t>& pages, const BytesOf& bytes_of) const;
+  // Throws unless `bytes` of a push from `home` whose head says `pages` are
+  // a list of pages.
+  void check_push(int home, std::uint64_t pages, std::size_t bytes) const;
   void wait_all();
 
-  void wait(Request& request) { request.wait_moving_mpi(comm_); }
-
   Transport& transport_;
-  MPI_Comm comm_;
   LibraryMessaging messaging_;
   std::size_t page_size_;
   std::uint64_t barrier_ = 0;
