@@ -12,6 +12,7 @@
 
 #include "mpi_test_support.hpp"
 #include "mpidsm/runtime.hpp"
+#include "transport/library_messaging.hpp"
 #include "transport/progress/progress_control.hpp"
 
 namespace mpidsm {
@@ -369,6 +370,47 @@ TEST_F(MessagesOverTcp, WaitsForMessagesLeaveTheSleepingThreadAlone) {
       << "waits for messages muted the thread";
   if (t.rank() == 0) {
     EXPECT_EQ(value, std::uint64_t(200 * (t.size() - 1)));
+  }
+}
+
+// An agreed message through the worker wakes a peer's sleeping progress
+// thread, which takes it in; one through the messaging lane (the DSM
+// barrier's records, whose receiver will wait for them) leaves it asleep.
+// Rank 0 sends while its peers sleep outside mpidsm and MPI, then the peers
+// receive both.
+TEST_F(MessagesOverTcp, AgreedMessagesOnTheMessagesLaneWakeNoSleepingThread) {
+  using Lane = detail::LibraryMessaging::Lane;
+  ASSERT_EQ(rt.progress_thread_running(), rt.size() > 1);
+  detail::LibraryMessaging messaging(t);
+  for (const Lane lane : {Lane::worker, Lane::messages}) {
+    const bool wakes = lane == Lane::worker;
+    const std::uint32_t key = wakes ? 11 : 12;
+    std::vector<std::uint64_t> out(static_cast<std::size_t>(t.size()));
+    std::vector<Request> sends;
+    MPI_Barrier(MPI_COMM_WORLD);
+    usleep(20'000);  // MPI's loop no longer serves the peers: their threads sleep unmuted
+    const std::uint64_t helped = ProgressControl(t).progressed_as_helper();
+    if (t.rank() == 0) {
+      usleep(20'000);  // the peers have looked at their threads' count
+      for (int peer = 1; peer < t.size(); ++peer) {
+        out[static_cast<std::size_t>(peer)] = 1000 + static_cast<std::uint64_t>(peer) + key;
+        sends.push_back(messaging.send_agreed(peer, key, &out[static_cast<std::size_t>(peer)],
+                                              sizeof(std::uint64_t), lane));
+      }
+    } else {
+      usleep(100'000);  // the message arrives meanwhile
+      const std::uint64_t woken = ProgressControl(t).progressed_as_helper() - helped;
+      if (wakes) {
+        EXPECT_GT(woken, 0u) << "a message through the worker left the thread asleep";
+      } else {
+        EXPECT_EQ(woken, 0u) << "a message through the messaging lane woke the thread";
+      }
+      std::uint64_t in = 0;
+      Request receive = messaging.receive_agreed(0, key, &in, sizeof in, lane);
+      detail::LibraryMessaging::wait_serving_peers(receive);
+      EXPECT_EQ(in, 1000 + static_cast<std::uint64_t>(t.rank()) + key);
+    }
+    for (Request& send : sends) detail::LibraryMessaging::wait_serving_peers(send);
   }
 }
 

@@ -37,25 +37,46 @@ Request LibraryMessaging::call_answered(int peer, std::uint32_t id, const void* 
 }
 
 Request LibraryMessaging::send_agreed(int peer, std::uint32_t key, const void* bytes,
-                                      std::size_t size) {
+                                      std::size_t size, Lane lane) {
   auto in_use = transport_.impl_->use_worker("send_agreed");
   Transport::Impl& s = *transport_.impl_;
   s.check_peer(peer, "send_agreed");
   s.traffic.note(size);
+  const bool messages = lane == Lane::messages;
   ucp_request_param_t send{};
-  return Request(&transport_,
-                 ucp_tag_send_nbx(s.endpoints.get(peer), bytes, size,
-                                  TagCodec::answer_tag(s.runtime_id, transport_.rank_,
-                                                       TagCodec::agreed_sequence(key)),
-                                  &send),
-                 Request::Kind::send_or_rma, "send_agreed", peer, 0);
+  return Request(
+      &transport_,
+      ucp_tag_send_nbx(
+          (messages ? s.messaging_endpoints : s.endpoints).get(peer), bytes, size,
+          TagCodec::answer_tag(s.runtime_id, transport_.rank_, TagCodec::agreed_sequence(key)),
+          &send),
+      messages ? Request::Kind::message_send : Request::Kind::send_or_rma, "send_agreed", peer, 0);
 }
 
 Request LibraryMessaging::receive_agreed(int peer, std::uint32_t key, void* buffer,
-                                         std::size_t capacity) {
+                                         std::size_t capacity, Lane lane) {
   auto in_use = transport_.impl_->use_worker("receive_agreed");
   transport_.impl_->check_peer(peer, "receive_agreed");
-  return receive_answer(peer, TagCodec::agreed_sequence(key), buffer, capacity, "receive_agreed");
+  if (lane == Lane::worker)
+    return receive_answer(peer, TagCodec::agreed_sequence(key), buffer, capacity, "receive_agreed");
+  Transport::Impl& s = *transport_.impl_;
+  ucp_request_param_t receive{};
+  receive.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;  // see irecv()
+  return Request(
+      &transport_,
+      ucp_tag_recv_nbx(s.messaging_worker, buffer, capacity,
+                       TagCodec::answer_tag(s.runtime_id, peer, TagCodec::agreed_sequence(key)),
+                       ~std::uint64_t{0}, &receive),
+      Request::Kind::message_receive, "receive_agreed", peer, capacity);
+}
+
+void LibraryMessaging::wait_serving_peers(Request& request) {
+  if (!request.handle_) return;
+  Transport::Impl& s = *request.transport_->impl_;
+  auto in_use = s.use_worker(request.what_);
+  // On the worker: the messaging worker is polled too while a message of
+  // either lane is in flight (messaging_due).
+  s.progress_until([&] { return request.poll(); }, request.what_);
 }
 
 Request LibraryMessaging::receive_answer(int peer, std::uint32_t sequence, void* buffer,

@@ -77,16 +77,17 @@ void SparseAllgather::round(int distance, int limit, unsigned index, const Rider
   Request requests[3];
   try {
     requests[0] = messaging_.receive_agreed(from, key(index, 0), first_in_.data(),
-                                            first_in_.size() * sizeof(std::int64_t));
+                                            first_in_.size() * sizeof(std::int64_t), kLane);
     requests[1] = messaging_.send_agreed(to, key(index, 0), first_out_.data(),
-                                         first_out_.size() * sizeof(std::int64_t));
+                                         first_out_.size() * sizeof(std::int64_t), kLane);
     if (words > first)
       requests[2] = messaging_.send_agreed(to, key(index, 1), held_.data() + first,
-                                           (words - first) * sizeof(std::int64_t));
+                                           (words - first) * sizeof(std::int64_t), kLane);
     if (after_send) (*after_send)();
-    for (Request& request : std::span<Request>(requests, 2)) request.wait();
+    for (Request& request : std::span<Request>(requests, 2))
+      LibraryMessaging::wait_serving_peers(request);
     receive_rest(requests[0], from, index, rider_capacity, operation);
-    for (Request& request : requests) request.wait();
+    for (Request& request : requests) LibraryMessaging::wait_serving_peers(request);
   } catch (const Error&) {
     // Nothing more arrives for this round: its receives leave UCX, and
     // their buffers may be reused.
@@ -123,6 +124,6 @@ void SparseAllgather::receive_rest(Request& first, int from, unsigned index,
   if (arriving <= kFirstWords) return;
   rest_in_.resize(arriving - kFirstWords);
   first = messaging_.receive_agreed(from, key(index, 1), rest_in_.data(),
-                                    rest_in_.size() * sizeof(std::int64_t));
+                                    rest_in_.size() * sizeof(std::int64_t), kLane);
 }
 }  // namespace mpidsm::detail

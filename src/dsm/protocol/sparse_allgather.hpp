@@ -6,7 +6,8 @@
 // moves a word per round, as MPI_Barrier's own dissemination does, and a
 // barrier after a few written pages the notices of those pages.
 //
-// Messages travel through UCX as agreed messages (LibraryMessaging), each
+// Messages travel through UCX as agreed messages (LibraryMessaging) on the
+// lane that wakes no progress thread (the receiver waits for them), each
 // round's first in one message of up to kFirstWords words (after its
 // two-word head), whose head says how many follow in a second. The first
 // round's first message may carry a rider: words its sender has for that
@@ -82,6 +83,8 @@ class SparseAllgather {
   // A round's first message starts with the words of contributions it and
   // its second carry, then the rider's words.
   static constexpr std::size_t kHead = 2;
+  // The records wake no progress thread: their receiver waits for them.
+  static constexpr LibraryMessaging::Lane kLane = LibraryMessaging::Lane::messages;
   // Agreed-message keys an exchange takes: two per round.
   static constexpr std::uint64_t kKeysPerExchange = 64;
 
