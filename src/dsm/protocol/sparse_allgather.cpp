@@ -112,14 +112,14 @@ void SparseAllgather::receive_rest(Request& first, int from, unsigned index,
   const auto arriving = static_cast<std::size_t>(first_in_[0]);
   const auto riding = static_cast<std::size_t>(first_in_[1]);
   const std::size_t arriving_first = std::min(arriving, kFirstWords);
-  const std::string from_rank = std::string(operation) + ": rank " + std::to_string(from);
+  auto from_rank = [&] { return std::string(operation) + ": rank " + std::to_string(from); };
   if (first.message().size != (kHead + arriving_first + riding) * sizeof(std::int64_t))
     throw Error(Errc::transport, rank_,
-                from_rank + " sent " + std::to_string(first.message().size) +
+                from_rank() + " sent " + std::to_string(first.message().size) +
                     " bytes, which is no record of the sparse allgather");
   if (riding > rider_capacity)
     throw Error(Errc::truncated, rank_,
-                from_rank + " sent a rider of " + std::to_string(riding) + " words, where " +
+                from_rank() + " sent a rider of " + std::to_string(riding) + " words, where " +
                     std::to_string(rider_capacity) + " were allowed");
   if (arriving <= kFirstWords) return;
   rest_in_.resize(arriving - kFirstWords);
