@@ -57,17 +57,8 @@ Request LibraryMessaging::receive_agreed(int peer, std::uint32_t key, void* buff
                                          std::size_t capacity, Lane lane) {
   auto in_use = transport_.impl_->use_worker("receive_agreed");
   transport_.impl_->check_peer(peer, "receive_agreed");
-  if (lane == Lane::worker)
-    return receive_answer(peer, TagCodec::agreed_sequence(key), buffer, capacity, "receive_agreed");
-  Transport::Impl& s = *transport_.impl_;
-  ucp_request_param_t receive{};
-  receive.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;  // see irecv()
-  return Request(
-      &transport_,
-      ucp_tag_recv_nbx(s.messaging_worker, buffer, capacity,
-                       TagCodec::answer_tag(s.runtime_id, peer, TagCodec::agreed_sequence(key)),
-                       ~std::uint64_t{0}, &receive),
-      Request::Kind::message_receive, "receive_agreed", peer, capacity);
+  return receive_answer(peer, TagCodec::agreed_sequence(key), buffer, capacity, "receive_agreed",
+                        lane);
 }
 
 void LibraryMessaging::wait_serving_peers(Request& request) {
@@ -80,15 +71,17 @@ void LibraryMessaging::wait_serving_peers(Request& request) {
 }
 
 Request LibraryMessaging::receive_answer(int peer, std::uint32_t sequence, void* buffer,
-                                         std::size_t capacity, const char* operation) {
+                                         std::size_t capacity, const char* operation, Lane lane) {
   Transport::Impl& s = *transport_.impl_;
+  const bool messages = lane == Lane::messages;
   ucp_request_param_t receive{};
   receive.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;  // see irecv()
   return Request(&transport_,
-                 ucp_tag_recv_nbx(s.worker, buffer, capacity,
+                 ucp_tag_recv_nbx(messages ? s.messaging_worker : s.worker, buffer, capacity,
                                   TagCodec::answer_tag(s.runtime_id, peer, sequence),
                                   ~std::uint64_t{0}, &receive),
-                 Request::Kind::receive, operation, peer, capacity);
+                 messages ? Request::Kind::message_receive : Request::Kind::receive, operation,
+                 peer, capacity);
 }
 
 bool LibraryMessaging::all_reach_through_messages(bool wants,

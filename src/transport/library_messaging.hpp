@@ -90,9 +90,9 @@ class LibraryMessaging {
 
  private:
   // A receive of the answer-tag message `peer` sends as `sequence` (an
-  // answered call's answer, or an agreed message).
+  // answered call's answer, or an agreed message) through `lane`.
   Request receive_answer(int peer, std::uint32_t sequence, void* buffer, std::size_t capacity,
-                         const char* operation);
+                         const char* operation, Lane lane = Lane::worker);
 
   Transport& transport_;
 };
