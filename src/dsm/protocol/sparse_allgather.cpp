@@ -94,36 +94,38 @@ void SparseAllgather::round(int distance, int limit, unsigned index, const Rider
     for (Request& request : requests) LibraryMessaging::withdraw(request);
     throw;
   }
-  const auto arriving = static_cast<std::size_t>(first_in_[0]);
-  const std::size_t arriving_first = std::min(arriving, kFirstWords);
+  const Head in = head_in();
   const auto first_words = first_in_.begin() + kHead;
-  held_.insert(held_.end(), first_words, first_words + static_cast<std::ptrdiff_t>(arriving_first));
-  if (arriving > kFirstWords) held_.insert(held_.end(), rest_in_.begin(), rest_in_.end());
+  const auto rider_words = first_words + static_cast<std::ptrdiff_t>(in.first);
+  held_.insert(held_.end(), first_words, rider_words);
+  if (in.words > kFirstWords) held_.insert(held_.end(), rest_in_.begin(), rest_in_.end());
   if (index == 0)
-    rider_in_.assign(first_words + static_cast<std::ptrdiff_t>(arriving_first),
-                     first_words + static_cast<std::ptrdiff_t>(
-                                       arriving_first + static_cast<std::size_t>(first_in_[1])));
+    rider_in_.assign(rider_words, rider_words + static_cast<std::ptrdiff_t>(in.riding));
+}
+
+SparseAllgather::Head SparseAllgather::head_in() const {
+  const auto words = static_cast<std::size_t>(first_in_[0]);
+  return {words, std::min(words, kFirstWords), static_cast<std::size_t>(first_in_[1])};
 }
 
 // The first message has arrived (in `first`): checks it is one, and posts
 // the receive of the rest, if its head announces one, into `first`.
 void SparseAllgather::receive_rest(Request& first, int from, unsigned index,
                                    std::size_t rider_capacity, const char* operation) {
-  const auto arriving = static_cast<std::size_t>(first_in_[0]);
-  const auto riding = static_cast<std::size_t>(first_in_[1]);
-  const std::size_t arriving_first = std::min(arriving, kFirstWords);
+  const Head in = head_in();
   auto from_rank = [&] { return std::string(operation) + ": rank " + std::to_string(from); };
-  if (first.message().size != (kHead + arriving_first + riding) * sizeof(std::int64_t))
+  if (first.message().size != (kHead + in.first + in.riding) * sizeof(std::int64_t))
     throw Error(Errc::transport, rank_,
                 from_rank() + " sent " + std::to_string(first.message().size) +
                     " bytes, which is no record of the sparse allgather");
-  if (riding > rider_capacity)
+  if (in.riding > rider_capacity)
     throw Error(Errc::truncated, rank_,
-                from_rank() + " sent a rider of " + std::to_string(riding) + " words, where " +
+                from_rank() + " sent a rider of " + std::to_string(in.riding) + " words, where " +
                     std::to_string(rider_capacity) + " were allowed");
-  if (arriving <= kFirstWords) return;
-  rest_in_.resize(arriving - kFirstWords);
+  if (in.words <= kFirstWords) return;
+  rest_in_.resize(in.words - kFirstWords);
   first = messaging_.receive_agreed(from, key(index, 1), rest_in_.data(),
                                     rest_in_.size() * sizeof(std::int64_t), kLane);
 }
+
 }  // namespace mpidsm::detail

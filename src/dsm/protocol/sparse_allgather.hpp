@@ -97,6 +97,12 @@ class SparseAllgather {
   // The words of held_ that belong to contributions less than `limit`
   // ranks after this one.
   std::size_t words_within(int limit) const;
+  // What a round's first message that arrived says of itself: the words of
+  // contributions it and its second carry, those it carries, its rider's.
+  struct Head {
+    std::size_t words, first, riding;
+  };
+  Head head_in() const;
   void receive_rest(Request& first, int from, unsigned index, std::size_t rider_capacity,
                     const char* operation);
   std::uint32_t key(unsigned round, unsigned part) const;
