@@ -104,13 +104,15 @@ struct PagePerRank {
         page_longs(d.page_size() / sizeof(long)),
         pages(d.allocate<long>(page_longs * static_cast<std::size_t>(n))),
         mine(pages + page_longs * static_cast<std::size_t>(me)),
-        previous(pages + page_longs * static_cast<std::size_t>((me + n - 1) % n)) {}
+        previous(pages + page_longs * static_cast<std::size_t>((me + n - 1) % n)),
+        policy(d.coherence_of(pages)) {}
   ~PagePerRank() { d.free(pages); }
   Dsm& d;
   const std::size_t page_longs;
   long* const pages;
   long* const mine;
   const long* const previous;
+  const Coherence policy;
 };
 
 // A page its home rewrites in every interval stays writable (its writes
@@ -123,10 +125,6 @@ void home_page_rewritten_every_interval(Dsm& d, const Runtime& runtime,
   const int me = runtime.rank(), n = runtime.size();
   const PagePerRank p(d, me, n);
   ASSERT_EQ(d.home_of(p.mine), me);
-  const std::size_t page_longs = p.page_longs;
-  long* const mine = p.mine;
-  const long* const previous = p.previous;
-  const Coherence policy = d.coherence_of(p.pages);
   d.barrier();
   constexpr long rounds = 30;
   // From round 10 on the reader's copy and the home's count of it have
@@ -137,11 +135,11 @@ void home_page_rewritten_every_interval(Dsm& d, const Runtime& runtime,
   std::uint64_t faults_when_settled = 0;
   for (long round = 1; round <= rounds; ++round) {
     if (round == settled) faults_when_settled = d.stats().write_faults;
-    mine[0] = round;                                                     // the same word...
-    mine[page_longs - 1 - static_cast<std::size_t>(round) % 8] = round;  // ...and others
+    p.mine[0] = round;                                                       // the same word...
+    p.mine[p.page_longs - 1 - static_cast<std::size_t>(round) % 8] = round;  // ...and others
     synchronise();
-    EXPECT_EQ(previous[0], round) << "rank " << me;
-    EXPECT_EQ(previous[page_longs - 1 - static_cast<std::size_t>(round) % 8], round);
+    EXPECT_EQ(p.previous[0], round) << "rank " << me;
+    EXPECT_EQ(p.previous[p.page_longs - 1 - static_cast<std::size_t>(round) % 8], round);
     synchronise();  // nobody writes before its reader has read
   }
   // Under single_writer every write faults (its races are found there).
@@ -149,35 +147,35 @@ void home_page_rewritten_every_interval(Dsm& d, const Runtime& runtime,
   // of it with it: the page is exclusive for a while, then shared and
   // tracked by a fault again, as often as the timing of the drops has it.
   const std::uint64_t faults = d.stats().write_faults - faults_when_settled;
-  if (policy != Coherence::single_writer && policy != Coherence::invalidate) {
+  if (p.policy != Coherence::single_writer && p.policy != Coherence::invalidate) {
     EXPECT_EQ(faults, 0u) << "rank " << me << ": the page rewritten in every interval still faults";
   }
   // The home stops writing: after two intervals, nothing about the page
   // reaches its reader any more.
   for (int idle = 0; idle < 2; ++idle) {
     synchronise();
-    EXPECT_EQ(previous[0], rounds);
+    EXPECT_EQ(p.previous[0], rounds);
   }
   const DsmStats quiet = d.stats();
   for (int idle = 0; idle < 6; ++idle) {
     synchronise();
-    EXPECT_EQ(previous[0], rounds);
+    EXPECT_EQ(p.previous[0], rounds);
   }
   // Under invalidate the copy that comes and goes makes the page exclusive
   // and shared again, noticed as possibly written each time, written or not.
-  const bool copies_stay = policy != Coherence::invalidate;
+  const bool copies_stay = p.policy != Coherence::invalidate;
   if (copies_stay) {
     EXPECT_EQ(d.stats().invalidations, quiet.invalidations) << "rank " << me;
     EXPECT_EQ(d.stats().sync_refetches, quiet.sync_refetches) << "rank " << me;
     EXPECT_EQ(d.stats().barrier_refetches, quiet.barrier_refetches) << "rank " << me;
   }
   // Read-only again: the next write faults, and is seen.
-  mine[1] = -1;
+  p.mine[1] = -1;
   if (n > 1 && copies_stay) {
     EXPECT_EQ(d.stats().write_faults, quiet.write_faults + 1) << "rank " << me;
   }
   synchronise();
-  EXPECT_EQ(previous[1], -1) << "rank " << me;
+  EXPECT_EQ(p.previous[1], -1) << "rank " << me;
   d.barrier();
 }
 
@@ -200,22 +198,18 @@ void home_page_rewritten_unchanged(Dsm& d, const Runtime& runtime,
   const int me = runtime.rank(), n = runtime.size();
   const PagePerRank p(d, me, n);
   ASSERT_EQ(d.home_of(p.mine), me);
-  const std::size_t page_longs = p.page_longs;
-  long* const mine = p.mine;
-  const long* const previous = p.previous;
   // Under single_writer every write faults and is noticed (its races are
   // found there); under invalidate the copy that comes and goes makes the
   // page exclusive and shared again, noticed as possibly written each time.
-  const Coherence policy = d.coherence_of(p.pages);
-  const bool settles = policy != Coherence::single_writer && policy != Coherence::invalidate;
+  const bool settles = p.policy != Coherence::single_writer && p.policy != Coherence::invalidate;
   d.barrier();
   constexpr long rounds = 40, settled = 10;
   DsmStats at_settled{};
   for (long round = 1; round <= rounds; ++round) {
     if (round == settled) at_settled = d.stats();
-    for (std::size_t i = 0; i < page_longs; i += 64) mine[i] = 7;  // 0 to 7 once, then 7 again
+    for (std::size_t i = 0; i < p.page_longs; i += 64) p.mine[i] = 7;  // 0 to 7 once, then 7 again
     synchronise();
-    EXPECT_EQ(previous[0], 7) << "rank " << me << ", round " << round;
+    EXPECT_EQ(p.previous[0], 7) << "rank " << me << ", round " << round;
     synchronise();  // nobody writes before its reader has read
   }
   const DsmStats now = d.stats();
@@ -225,9 +219,9 @@ void home_page_rewritten_unchanged(Dsm& d, const Runtime& runtime,
     EXPECT_EQ(now.barrier_refetches, at_settled.barrier_refetches) << "rank " << me;
     EXPECT_EQ(now.updates_received, at_settled.updates_received) << "rank " << me;
   }
-  mine[page_longs / 2] = -1;
+  p.mine[p.page_longs / 2] = -1;
   synchronise();
-  EXPECT_EQ(previous[page_longs / 2], -1) << "rank " << me;
+  EXPECT_EQ(p.previous[p.page_longs / 2], -1) << "rank " << me;
   d.barrier();
 }
 
