@@ -5,8 +5,10 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <thread>
 
 #include "dsm_fixture.hpp"
 
@@ -149,6 +151,94 @@ TEST_F(DsmTest, DiffsForTheLocksHomeRideInItsReleaseCall) {
   }
   d.barrier();
   d.free(counter);
+}
+
+// A copy written in every critical section stays writable between them:
+// its first two writes fault (a miss, then a write to the read-only copy a
+// lock's release left), later ones do not, and each release still carries
+// its changes. A critical section that leaves it alone, or a barrier, makes
+// it read-only again: the next write faults.
+TEST_F(DsmTest, ACopyRewrittenUnderALockStaysWritableUntilAReleaseFindsItUnchanged) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs a copy of a page homed on another rank";
+  const std::size_t lock = 11;
+  constexpr std::uint64_t kSections = 40;
+  // Twins and diffs whatever MPIDSM_COHERENCE says.
+  auto* words = d.allocate<std::uint64_t>(d.page_size() / sizeof(std::uint64_t),
+                                          Placement::on(n - 1), Coherence::adaptive);
+  d.barrier();
+  auto write_faults = [&] { return d.stats().write_faults; };
+  auto section = [&](std::uint64_t value) {
+    d.lock(lock);
+    if (value != 0) words[0] = value;
+    d.unlock(lock);
+  };
+  if (me == 0) {
+    const std::uint64_t start = write_faults(), diffs = d.stats().diffs;
+    for (std::uint64_t i = 1; i <= kSections; ++i) section(i);
+    EXPECT_EQ(write_faults() - start, 2u);
+    EXPECT_EQ(d.stats().diffs - diffs, kSections);
+    section(0);  // left alone: read-only again
+    section(kSections + 1);
+    EXPECT_EQ(write_faults() - start, 3u);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  d.lock(lock);  // every next holder, without a barrier
+  EXPECT_EQ(words[0], kSections + 1) << "rank " << me;
+  d.unlock(lock);
+  MPI_Barrier(MPI_COMM_WORLD);          // every rank has checked before the next write
+  if (me == 0) section(kSections + 2);  // writable again (its second written section)
+  d.barrier();
+  if (me == 0) {
+    const std::uint64_t start = write_faults();
+    words[1] = 7;  // after the barrier: faults
+    EXPECT_EQ(write_faults() - start, 1u);
+  }
+  d.barrier();
+  EXPECT_EQ(words[0], kSections + 2) << "rank " << me;
+  EXPECT_EQ(words[1], 7u) << "rank " << me;
+  d.barrier();
+  d.free(words);
+}
+
+// A copy kept writable across a lock's releases is written by a second
+// thread of the rank meanwhile, without the lock, each word once: every
+// write reaches the home by the next barrier, none lost between a
+// release's snapshot of the page and its new twin (a word written there
+// would never differ from the twin again).
+TEST_F(DsmTest, AnotherThreadsWritesToACopyKeptWritableAreNotLost) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  const std::size_t lock = 12, words_per_page = d.page_size() / sizeof(std::uint64_t);
+  auto* words =
+      d.allocate<std::uint64_t>(words_per_page, Placement::on(n - 1), Coherence::adaptive);
+  for (std::uint64_t round = 1; round <= 4; ++round) {
+    const std::uint64_t base = round * words_per_page;
+    d.barrier();
+    if (me == 0) {
+      std::atomic<bool> done{false};
+      std::thread other([&] {
+        for (std::size_t k = 1; k < words_per_page; ++k) {
+          std::atomic_ref<std::uint64_t>(words[k]).store(base + k, std::memory_order_relaxed);
+          for (int pause = 0; pause < 3000; ++pause)
+            std::atomic_signal_fence(std::memory_order_seq_cst);
+        }
+        done = true;
+      });
+      for (std::uint64_t i = 1; !done.load(); ++i) {
+        d.lock(lock);
+        words[0] = i;
+        d.unlock(lock);
+      }
+      other.join();
+    }
+    d.barrier();
+    for (std::size_t k = 1; k < words_per_page; ++k)
+      ASSERT_EQ(words[k], base + k) << "rank " << me << ", round " << round;
+  }
+  d.barrier();
+  d.free(words);
 }
 
 TEST_F(DsmTest, NestedLocksCarryTheInnerWritesToTheOuterLock) {

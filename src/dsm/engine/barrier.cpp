@@ -66,7 +66,7 @@ Dsm::Engine::BarrierEntry Dsm::Engine::release_for_barrier(BarrierScratch& x) {
     // write forever), before release(), whose flushes complete the drops.
     drop_uncached_counts(counted_uncached_);
     detail::fail_if_injected(detail::FailurePoint::barrier_release, rank_);
-    release();
+    release(ReleaseKind::barrier_or_sync);
   } catch (const Error& e) {
     entry.failure = e;
   }

@@ -112,13 +112,40 @@ void Dsm::Engine::release_pinned(std::size_t page) {
   record_notice(page);
 }
 
+// A copy that every lock's release finds written (a record updated under a
+// lock, a shared counter's page) would cost a fault, a twin and two
+// mprotects per critical section: once a lock's release diffed it and it
+// was written again before the next, it stays writable instead, its twin
+// kept. Each lock's release then takes its changes up to a snapshot and
+// makes the snapshot its twin (as release_pinned does, which is what makes
+// it safe beside another thread's writes). A copy found unchanged goes back
+// to being tracked by faults (false: the caller makes it read-only and
+// diffs it as any other page); a barrier's or a sync's release does that to
+// every copy, so that what follows them sees only read-only copies.
+bool Dsm::Engine::release_writable_copy(std::size_t page) {
+  std::byte* snapshot = scratch_.data();
+  std::memcpy(snapshot, master(page), page_size_);
+  const int home = home_of_page(page);
+  std::byte* direct = mapped_master_[static_cast<std::size_t>(home)];
+  if (diff_kernel_.measure(twin(page), snapshot, page_size_).bytes == 0) return false;
+  const detail::DiffShape shape =
+      direct ? diff_kernel_.store(twin(page), snapshot, direct + page * page_size_, page_size_)
+             : diffs_.add(home, page, twin(page), snapshot);
+  std::memcpy(twin(page), snapshot, page_size_);
+  stats_.diff_runs += shape.runs;
+  stats_.diff_bytes += shape.bytes;
+  ++stats_.diffs;
+  record_notice(page);
+  return true;
+}
+
 // Release: every page written since the last release goes home (remote pages
 // as diffs, one flush per home; home pages are already there) and becomes a
 // write notice. Home pages nobody else holds any more need no notice and are
 // written without faults from now on. Pinned pages stay writable and listed.
 // On an error the pages not yet released stay listed for the next release.
 // `carry_home`: see flush_written_homes.
-std::span<const std::byte> Dsm::Engine::release(int carry_home) {
+std::span<const std::byte> Dsm::Engine::release(ReleaseKind kind, int carry_home) {
   take_new_copies();
   hot_.begin_release();
   release_hot_home_pages();  // before new ones join, which were just noticed
@@ -158,11 +185,21 @@ std::span<const std::byte> Dsm::Engine::release(int carry_home) {
         ++i;
         continue;
       }
+      if (stays_writable(page, kind)) {
+        if (release_writable_copy(page)) {
+          dirty_[kept++] = page;
+          ++i;
+          continue;
+        }
+        // Unchanged since the last release: read-only again before the
+        // check that finds no byte written meanwhile, as any other page.
+        reuse_[page] &= static_cast<std::uint8_t>(~kRewrittenUnderLocks);
+      }
       // A run of consecutive dirty pages (the usual order of dirty_) becomes
       // read-only with one mprotect before its diffs are taken.
       std::size_t j = i + 1;
       while (j < dirty_.size() && dirty_[j] == dirty_[j - 1] + 1 && is_dirty(dirty_[j]) &&
-             !pinned(dirty_[j]))
+             !pinned(dirty_[j]) && !stays_writable(dirty_[j], kind))
         ++j;
       protect(page, j - i, PROT_READ);
       for (; i < j; ++i) {
@@ -172,6 +209,10 @@ std::span<const std::byte> Dsm::Engine::release(int carry_home) {
           state_[p] = PageState::home_clean;
           record_home_notice(p);
         } else {
+          if (kind == ReleaseKind::lock)
+            reuse_[p] |= kRewrittenUnderLocks;
+          else
+            reuse_[p] &= static_cast<std::uint8_t>(~kRewrittenUnderLocks);
           write_diff(p, true);
         }
       }

@@ -190,7 +190,16 @@ class Dsm::Engine final : public detail::FaultTarget {
   static void apply_remote_diffs(void* engine, int source, std::uint64_t argument,
                                  const std::byte* bytes, std::size_t size);
   void release_pinned(std::size_t page);
-  std::span<const std::byte> release(int carry_home = -1);
+  // Which release: a lock's keeps rewritten copies writable; a barrier's
+  // and a sync's leave every copy read-only.
+  enum class ReleaseKind { lock, barrier_or_sync };
+  std::span<const std::byte> release(ReleaseKind kind, int carry_home = -1);
+  bool stays_writable(std::size_t page, ReleaseKind kind) {
+    return kind == ReleaseKind::lock && (reuse_[page] & kRewrittenUnderLocks) &&
+           state_[page] == PageState::dirty && !pinned(page) &&
+           cache_.entry(page).twin != detail::PageCache::none;
+  }
+  bool release_writable_copy(std::size_t page);
   void release_hot_home_pages();
   bool becomes_hot(std::size_t page);
   void make_exclusive(std::size_t page);
@@ -436,6 +445,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   detail::LazyArray<std::uint8_t> reuse_;
   static constexpr std::uint8_t kLostToNotice = 1, kScoreStep = 2, kScoreMask = 6, kRecurrent = 4,
                                 kUnreadUpdate = 8;
+  // A copy a lock's release diffed: written again before the next lock's
+  // release, it stays writable (release_writable_copy, coherence.cpp).
+  static constexpr std::uint8_t kRewrittenUnderLocks = 16;
   detail::TwinSlots twins_;                         // one per cache slot
   detail::HotHomePages hot_;                        // home pages kept writable
   std::vector<std::byte> scratch_;                  // one page: snapshots and refreshes

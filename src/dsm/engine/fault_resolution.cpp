@@ -400,6 +400,7 @@ void Dsm::Engine::forget_copy(std::size_t page) {
 void Dsm::Engine::leave_cache(std::size_t page) {
   settle_prefetch(page);
   state_[page] = PageState::invalid;
+  reuse_[page] &= static_cast<std::uint8_t>(~kRewrittenUnderLocks);  // a new copy starts afresh
   cache_.erase(page);
 }
 

@@ -161,7 +161,7 @@ void Dsm::Engine::release_lock(std::size_t id) {
                   "Dsm::unlock: lock " + std::to_string(id) + " is not held by this rank");
     // Diffs for the lock's home ride in its release call, when it is one.
     const std::span<const std::byte> carried =
-        release(locks_.releases_by_call(id) ? locks_.home(id) : -1);
+        release(ReleaseKind::lock, locks_.releases_by_call(id) ? locks_.home(id) : -1);
     // The notices stay for the enclosing locks' logs until the outermost
     // unlock. They go to the log while mutex_ guards them; the hand-over
     // comes after it, as it may wait for a successor.

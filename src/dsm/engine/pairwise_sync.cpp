@@ -50,7 +50,7 @@ void Dsm::Engine::sync_with(std::span<const int> peers) {
     sync_.begin();
     try {
       detail::fail_if_injected(detail::FailurePoint::sync_release, rank_);
-      release();
+      release(ReleaseKind::barrier_or_sync);
     } catch (const Error& e) {
       failure = e;  // the notices stay owed (the log keeps them)
     }
