@@ -125,9 +125,11 @@ void Dsm::Engine::release_pinned(std::size_t page) {
 bool Dsm::Engine::release_writable_copy(std::size_t page) {
   std::byte* snapshot = scratch_.data();
   std::memcpy(snapshot, master(page), page_size_);
+  // Measured first: an unchanged copy must add no record to its home's batch
+  // (the caller's write_diff() then adds the page's one).
+  if (diff_kernel_.measure(twin(page), snapshot, page_size_).bytes == 0) return false;
   const int home = home_of_page(page);
   std::byte* direct = mapped_master_[static_cast<std::size_t>(home)];
-  if (diff_kernel_.measure(twin(page), snapshot, page_size_).bytes == 0) return false;
   const detail::DiffShape shape =
       direct ? diff_kernel_.store(twin(page), snapshot, direct + page * page_size_, page_size_)
              : diffs_.add(home, page, twin(page), snapshot);
