@@ -293,6 +293,46 @@ TEST_F(DsmTest, WaitersGetTheLockInTheOrderTheyQueued) {
   d.free(order);
 }
 
+// A lock handed over from a queue, homed on a rank reached through
+// messages: its new holder reads the lock's log in one answered call. It
+// sends four messages in all: its acquiring call, the link to its
+// predecessor, that call, and the drop of its copy's count at the page's
+// home (the log names the page). Reading the log's header and then its
+// entries took two, five in all. It still sees the predecessor's write.
+TEST_F(DsmTest, AHandedOverLockCostsItsNewHolderOneCallForTheLog) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  constexpr int kHolder = 0, kWaiter = 1;
+  const std::size_t lock = static_cast<std::size_t>(kHolder + 7 * n);  // homed on the holder
+  auto* word = d.allocate<std::int64_t>(d.page_size() / sizeof(std::int64_t),
+                                        Placement::on(kHolder), Coherence::adaptive);
+  d.barrier();
+  // A copy at the waiter, so that the holder's write is noticed in the log.
+  if (me == kWaiter) {
+    EXPECT_EQ(*word, 0);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == kHolder) d.lock(lock);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == kHolder) {
+    usleep(200000);  // the waiter queues meanwhile
+    *word = 42;
+    d.unlock(lock);
+  }
+  if (me == kWaiter) {
+    const TransportTraffic before = runtime_->transport().traffic();
+    d.lock(lock);
+    const std::uint64_t messages = runtime_->transport().traffic().messages - before.messages;
+    if (runtime_->transport().rma_through_messages(kHolder)) {
+      EXPECT_EQ(messages, 4u);
+    }
+    EXPECT_EQ(*word, 42);
+    d.unlock(lock);
+  }
+  d.barrier();
+  d.free(word);
+}
+
 TEST_F(DsmTest, ACriticalSectionWritingMorePagesThanTheLogKeepsIsStillSeen) {
   Dsm& d = *dsm_;
   const int me = runtime_->rank(), n = runtime_->size();

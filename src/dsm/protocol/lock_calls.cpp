@@ -25,13 +25,17 @@ thread_local Answered answered;
 
 }  // namespace
 
-std::uint64_t LockTable::acquire_through_call(std::size_t id) {
-  answered.table = nullptr;  // whatever an acquire that failed left
+std::size_t LockTable::ask_home(std::uint32_t handler, std::size_t id) {
   const AcquireCall call{id, seen_epoch_[id], seen_count_[id]};
-  Request request = messaging_.call_answered(home(id), acquire_handler_, &call, sizeof call,
+  Request request = messaging_.call_answered(home(id), handler, &call, sizeof call,
                                              &answered.answer, sizeof answered.answer);
   request.wait();
-  const std::size_t size = request.message().size;
+  return request.message().size;
+}
+
+std::uint64_t LockTable::acquire_through_call(std::size_t id) {
+  answered.table = nullptr;  // whatever an acquire that failed left
+  const std::size_t size = ask_home(acquire_handler_, id);
   if (size < offsetof(AcquireAnswer, entries) &&
       !(size == sizeof(std::uint64_t) && answered.answer.predecessor != 0))
     throw Error(Errc::transport, transport_.rank(),
@@ -43,6 +47,17 @@ std::uint64_t LockTable::acquire_through_call(std::size_t id) {
     answered.id = id;
   }
   return answered.answer.predecessor;
+}
+
+const LockTable::AcquireAnswer& LockTable::read_log_through_call(std::size_t id) {
+  answered.table = nullptr;
+  const std::size_t size = ask_home(log_handler_, id);
+  if (size < offsetof(AcquireAnswer, entries))
+    throw Error(Errc::transport, transport_.rank(),
+                "Dsm::lock: rank " + std::to_string(home(id)) + " answered the read of lock " +
+                    std::to_string(id) + "'s log with " + std::to_string(size) +
+                    " bytes, which is no answer");
+  return answered.answer;
 }
 
 const LockTable::AcquireAnswer* LockTable::take_answer(std::size_t id) const {
@@ -62,36 +77,53 @@ void LockTable::copy_entries(std::size_t id, std::uint64_t from, std::uint64_t t
   }
 }
 
+LockTable::AcquireCall LockTable::checked_call(int source, const std::byte* bytes, std::size_t size,
+                                               const char* what) const {
+  AcquireCall call{};
+  if (size == sizeof call) std::memcpy(&call, bytes, sizeof call);
+  if (size != sizeof call || call.id >= locks_ || home(call.id) != transport_.rank()) {
+    // Only a broken peer sends this: no answer would keep it consistent.
+    std::fprintf(stderr, "mpidsm: rank %d: malformed %s from rank %d\n", transport_.rank(), what,
+                 source);
+    std::abort();
+  }
+  return call;
+}
+
+// The lock's last holder appended (remote completion) before it freed the
+// tail or handed the lock over, which the caller saw: the log is complete.
+std::size_t LockTable::fill_log_answer(const AcquireCall& call) {
+  std::memcpy(&answer_.header, local_record(call.id) + LockRecordLayout::header,
+              sizeof answer_.header);
+  const std::uint64_t first = answer_.header.epoch == call.seen_epoch ? call.seen_count : 0;
+  std::size_t entries = 0;
+  if (answer_.header.count > first &&
+      answer_.header.count - first <= LockRecordLayout::ring_entries) {
+    entries = static_cast<std::size_t>(answer_.header.count - first);
+    copy_entries(call.id, first, answer_.header.count, answer_.entries);
+  }
+  return offsetof(AcquireAnswer, entries) + entries * sizeof(std::uint64_t);
+}
+
 Answer LockTable::answer_acquire(void* context, int source, const std::byte* bytes,
                                  std::size_t size) {
   auto& table = *static_cast<LockTable*>(context);
-  AcquireCall call{};
-  if (size == sizeof call) std::memcpy(&call, bytes, sizeof call);
-  if (size != sizeof call || call.id >= table.locks_ ||
-      table.home(call.id) != table.transport_.rank()) {
-    // Only a broken peer sends this: no answer would keep it consistent.
-    std::fprintf(stderr, "mpidsm: rank %d: malformed lock acquire from rank %d\n",
-                 table.transport_.rank(), source);
-    std::abort();
-  }
-  std::byte* record = table.local_record(call.id);
+  const AcquireCall call = table.checked_call(source, bytes, size, "lock acquire");
   AcquireAnswer& answer = table.answer_;
   answer.predecessor =
       std::atomic_ref<std::uint64_t>(
-          *reinterpret_cast<std::uint64_t*>(record + LockRecordLayout::tail))
+          *reinterpret_cast<std::uint64_t*>(table.local_record(call.id) + LockRecordLayout::tail))
           .exchange(static_cast<std::uint64_t>(source) + 1, std::memory_order_seq_cst);
   if (answer.predecessor != 0) return {&answer.predecessor, sizeof answer.predecessor, true};
-  // The lock was free: its last holder appended (remote completion) before
-  // it freed the tail, which the exchange above saw.
-  std::memcpy(&answer.header, record + LockRecordLayout::header, sizeof answer.header);
-  const std::uint64_t first = answer.header.epoch == call.seen_epoch ? call.seen_count : 0;
-  std::size_t entries = 0;
-  if (answer.header.count > first &&
-      answer.header.count - first <= LockRecordLayout::ring_entries) {
-    entries = static_cast<std::size_t>(answer.header.count - first);
-    table.copy_entries(call.id, first, answer.header.count, answer.entries);
-  }
-  return {&answer, offsetof(AcquireAnswer, entries) + entries * sizeof(std::uint64_t), true};
+  return {&answer, table.fill_log_answer(call), true};
+}
+
+Answer LockTable::answer_log_read(void* context, int source, const std::byte* bytes,
+                                  std::size_t size) {
+  auto& table = *static_cast<LockTable*>(context);
+  const AcquireCall call = table.checked_call(source, bytes, size, "lock log read");
+  table.answer_.predecessor = 0;
+  return {&table.answer_, table.fill_log_answer(call), true};
 }
 
 bool LockTable::append_through_call(std::size_t id, std::uint64_t epoch,

@@ -26,6 +26,7 @@ LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks,
       seen_count_(locks),
       acquire_handler_(messaging_.add_answering_handler(answer_acquire, this)),
       release_handler_(messaging_.add_answering_handler(answer_release, this)),
+      log_handler_(messaging_.add_answering_handler(answer_log_read, this)),
       apply_diffs_(apply_diffs),
       apply_context_(apply_context),
       max_diffs_(max_diffs),
@@ -39,6 +40,7 @@ LockTable::~LockTable() {
   // Every rank is here (collective), so no call to the handler is in flight.
   transport_.remove_remote_handler(acquire_handler_);
   transport_.remove_remote_handler(release_handler_);
+  transport_.remove_remote_handler(log_handler_);
 }
 
 LockTable::QueueNode& LockTable::my_node(std::size_t id) const {
@@ -171,6 +173,7 @@ bool LockTable::read_new_notices(std::size_t id, std::uint64_t epoch,
   const int home_rank = home(id);
   const std::size_t record = record_offset(id);
   const AcquireAnswer* answered = take_answer(id);
+  if (!answered && calls(home_rank)) answered = &read_log_through_call(id);
   NoticeLogHeader header{};
   if (answered)
     header = answered->header;

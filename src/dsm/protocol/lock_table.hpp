@@ -12,7 +12,8 @@
 // round trip anyway, so acquiring a lock is one answered call instead of a
 // swap and a read of the log: the home swaps the tail itself and, when the
 // lock was free, answers with the log's header and the entries the caller
-// has not seen. Releasing with notices is one call too: the home appends
+// has not seen. A waiter handed the lock from the queue reads the log with
+// one such call too. Releasing with notices is one call: the home appends
 // them and frees the tail unless a waiter queued. The home's own atomics on
 // the tail are the CPU's, as UCX's are over tcp and shared memory, so
 // callers of both kinds share one queue; a NIC's atomics are not coherent
@@ -96,10 +97,13 @@ class LockTable {
   // Holder only. The notices appended since this rank last read the log in
   // `epoch`, into `out`; false when more were appended than the ring keeps.
   // Right after an acquire() that took a free lock through a call, from its
-  // answer, with no round trip.
+  // answer, with no round trip; after a hand-over from a queue, through one
+  // answered call where the home is reached through messages (a read of
+  // the header, then of the entries, would be two round trips).
   bool read_new_notices(std::size_t id, std::uint64_t epoch, std::vector<std::uint64_t>& out);
 
-  // What an acquiring call asks and the home answers (lock_calls.cpp).
+  // What an acquiring call asks and the home answers (lock_calls.cpp); a
+  // holder's call for the log after a hand-over asks and gets the same.
   struct AcquireCall {
     std::uint64_t id;
     std::uint64_t seen_epoch, seen_count;  // the caller's last read of the log
@@ -141,12 +145,28 @@ class LockTable {
   // The answer of this thread's acquire() of `id` that took a free lock
   // through a call, once (nullptr when there is none).
   const AcquireAnswer* take_answer(std::size_t id) const;
+  // The holder's call for the log's header and unread entries (valid until
+  // this thread's next call).
+  const AcquireAnswer& read_log_through_call(std::size_t id);
+  // Calls `handler` at `id`'s home with this rank's last read of the log;
+  // the answer's size (the answer is this thread's).
+  std::size_t ask_home(std::uint32_t handler, std::size_t id);
   // The call path of begin_release(): true when the call freed the lock.
   bool append_through_call(std::size_t id, std::uint64_t epoch,
                            std::span<const std::uint64_t> notices, std::span<const std::byte> diffs,
                            bool free);
   // At the home, inside its progress: swaps the caller in and answers.
   static Answer answer_acquire(void* context, int source, const std::byte* bytes, std::size_t size);
+  // At the home: answers a holder's call for the log.
+  static Answer answer_log_read(void* context, int source, const std::byte* bytes,
+                                std::size_t size);
+  // At the home: the log's header and the entries `call` has not seen, into
+  // answer_; the answer's size.
+  std::size_t fill_log_answer(const AcquireCall& call);
+  // At the home: the call, checked (a malformed one aborts: only a broken
+  // peer sends it).
+  AcquireCall checked_call(int source, const std::byte* bytes, std::size_t size,
+                           const char* what) const;
   // At the home: appends a holder's notices, frees the lock if asked and
   // nobody queued, and answers.
   static Answer answer_release(void* context, int source, const std::byte* bytes, std::size_t size);
@@ -166,7 +186,7 @@ class LockTable {
   SharedWords words_;
   LazyArray<std::uint64_t> seen_epoch_;  // per id: epoch of seen_count_
   LazyArray<std::uint64_t> seen_count_;  // per id: log entries already read
-  std::uint32_t acquire_handler_, release_handler_;
+  std::uint32_t acquire_handler_, release_handler_, log_handler_;
   Transport::RemoteHandler apply_diffs_;
   void* apply_context_;
   std::size_t max_diffs_;
