@@ -5,6 +5,11 @@
 //   written      rank 0 alone, writing a word of a page homed on rank 1 under
 //                the lock (its release carries a diff and a write notice);
 //                MPI: MPI_Win_lock + an 8-byte MPI_Put + MPI_Win_unlock
+//   counter      every rank increments a word of a page homed on rank 1 under
+//                the lock in a loop: each acquisition a hand-off whose log
+//                names the page the last holder wrote; time per increment
+//                on rank 0. MPI: MPI_Win_lock, MPI_Get, MPI_Win_flush,
+//                MPI_Put of the word plus one, MPI_Win_unlock
 //   homes_1GiB   rank 0 homes 1 GiB (262,144 pages) and rank 1 has just copied
 //                one more of them: rank 0's lock + unlock (its release must
 //                not look at every page it homes); MPI as uncontended
@@ -98,6 +103,35 @@ int main(int argc, char** argv) {
       });
     };
     h.run(written);
+
+    Row counter;
+    counter.label = "counter";
+    counter.mpi_name = "MPI_Win_lock; MPI_Get; MPI_Put; MPI_Win_unlock";
+    counter.mpidsm = [&](std::size_t, int n) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t = per_iteration(n, [&](int) {
+        dsm.lock(kLock);
+        *word += 1;
+        dsm.unlock(kLock);
+      });
+      MPI_Barrier(MPI_COMM_WORLD);
+      return t;
+    };
+    counter.mpi = [&](std::size_t, int n) {
+      std::uint64_t value = 0;
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t = per_iteration(n, [&](int) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+        MPI_Get(&value, sizeof value, MPI_BYTE, 1, 0, sizeof value, MPI_BYTE, win);
+        MPI_Win_flush(1, win);
+        value += 1;
+        MPI_Put(&value, sizeof value, MPI_BYTE, 1, 0, sizeof value, MPI_BYTE, win);
+        MPI_Win_unlock(1, win);
+      });
+      MPI_Barrier(MPI_COMM_WORLD);
+      return t;
+    };
+    h.run(counter);
     dsm.free(word);
 
     // A second region with 1 GiB homed on rank 0, prefetch off so that each
