@@ -372,6 +372,11 @@ class Transport {
   /// Drives UCX once (one-sided operations, and messages in flight); true
   /// when something happened.
   bool progress();
+  /// Drives UCX until `done(context)` holds, as this class's own waits do:
+  /// the progress thread sleeps meanwhile (this thread serves the peers),
+  /// and the wait yields where waits yield. Throws Errc::transport naming
+  /// `waiting_for` when a peer is gone.
+  void progress_until(bool (*done)(void* context), void* context, const char* waiting_for);
   /// Waiting loops should yield the CPU after a run of idle polls instead of
   /// spinning (MPIDSM_YIELD_WHEN_IDLE; by default when more ranks of the
   /// communicator run on this node than it has CPUs).

@@ -318,6 +318,12 @@ bool Transport::progress() {
   return impl_->progress_once(Impl::Waiting::on_worker) != 0;
 }
 
+void Transport::progress_until(bool (*done)(void* context), void* context,
+                               const char* waiting_for) {
+  auto in_use = impl_->use_worker(waiting_for);
+  impl_->progress_until([&] { return done(context); }, waiting_for);
+}
+
 bool Transport::yield_when_idle() const {
   return impl_->yield_when_idle;
 }

@@ -1,7 +1,5 @@
 #include "lock_table.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -47,19 +45,25 @@ LockTable::QueueNode& LockTable::my_node(std::size_t id) const {
   return words_.local<QueueNode>(node_offset(id));
 }
 
+// A wait inside the transport: the progress thread sleeps meanwhile, rather
+// than wake for each event this thread's polls serve anyway (over tcp the
+// peer's atomic is applied by them), and a peer gone (the one that would
+// set the word may have held the lock) ends it.
 std::uint64_t LockTable::wait_for_nonzero(const std::uint64_t& word, const std::uint64_t* give_up) {
-  std::atomic_ref<const std::uint64_t> value(word);
-  for (unsigned polls = 1;; ++polls) {
-    if (const std::uint64_t v = value.load(std::memory_order_acquire)) return v;
-    // Over tcp the peer's atomic is applied by this worker's progress.
-    transport_.progress();
-    if (transport_.yield_when_idle()) sched_yield();
-    if (polls % 256 == 0) {
-      // The rank that would set the word may be gone (it held the lock).
-      transport_.check_peers("Dsm::lock");
-      if (give_up && std::atomic_ref<const std::uint64_t>(*give_up).load() != 0) return 0;
-    }
-  }
+  struct Watch {
+    const std::uint64_t* word;
+    const std::uint64_t* give_up;
+    std::uint64_t value;
+  } watch{&word, give_up, 0};
+  transport_.progress_until(
+      [](void* context) {
+        auto& w = *static_cast<Watch*>(context);
+        w.value = std::atomic_ref<const std::uint64_t>(*w.word).load(std::memory_order_acquire);
+        return w.value != 0 ||
+               (w.give_up && std::atomic_ref<const std::uint64_t>(*w.give_up).load() != 0);
+      },
+      &watch, "Dsm::lock");
+  return watch.value;
 }
 
 void LockTable::mark_abandoned(std::size_t id) {

@@ -137,7 +137,7 @@ class LockTable {
   }
   std::size_t node_offset(std::size_t id) const { return nodes_base_ + id * sizeof(QueueNode); }
   QueueNode& my_node(std::size_t id) const;
-  // Spins on a word of this rank's memory that a peer sets remotely; 0 when
+  // Waits for a word of this rank's memory that a peer sets remotely; 0 when
   // `give_up` (if any) turned non-zero first.
   std::uint64_t wait_for_nonzero(const std::uint64_t& word, const std::uint64_t* give_up = nullptr);
   // The call path of acquire(): the tail this rank swapped out.
