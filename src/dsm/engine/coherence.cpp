@@ -43,22 +43,32 @@ void Dsm::Engine::record_unchanged(std::size_t page) {
   unchanged_.push_back(page);
 }
 
+// The runs where `current` differs from the page's twin, to its home:
+// stored into a home mapped here, else a record in the home's batch (sent
+// by flush_written_homes). Reads the twin, which the caller replaces after.
+detail::DiffShape Dsm::Engine::diff_to_home(std::size_t page, const std::byte* current) {
+  const int home = home_of_page(page);
+  if (std::byte* direct = mapped_master_[static_cast<std::size_t>(home)])
+    return diff_kernel_.store(twin(page), current, direct + page * page_size_, page_size_);
+  return diffs_.add(home, page, twin(page), current);
+}
+
+detail::DiffShape Dsm::Engine::count_diff(const detail::DiffShape& shape) {
+  stats_.diff_runs += shape.runs;
+  stats_.diff_bytes += shape.bytes;
+  ++stats_.diffs;
+  return shape;
+}
+
 // Puts the changed runs of a dirty remote page home (completion at the next
 // flush of its home), frees its twin, records the notice; a page without a
 // twin (single_writer) goes whole. The view becomes read-only first, so a
 // concurrent writer faults and waits for the lock.
 void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
   if (!already_read_only) protect(page, 1, PROT_READ);
-  const std::size_t base = page * page_size_;
-  const int home = home_of_page(page);
-  std::byte* direct = mapped_master_[static_cast<std::size_t>(home)];
-  const detail::DiffShape shape =
-      cache_.entry(page).twin == detail::PageCache::none ? write_whole_page(page, master(page))
-      : direct ? diff_kernel_.store(twin(page), master(page), direct + base, page_size_)
-               : diffs_.add(home, page, twin(page), master(page));
-  stats_.diff_runs += shape.runs;
-  stats_.diff_bytes += shape.bytes;
-  ++stats_.diffs;
+  const detail::DiffShape shape = count_diff(cache_.entry(page).twin == detail::PageCache::none
+                                                 ? write_whole_page(page, master(page))
+                                                 : diff_to_home(page, master(page)));
   // Stores to a mapped home are complete once issued; the notices that
   // publish them travel through MPI or UCX, which order memory. A batch's
   // flush is flush_written_homes' concern (DiffBatches::in_flight), a whole
@@ -84,10 +94,7 @@ void Dsm::Engine::release_pinned(std::size_t page) {
   if (cache_.entry(page).twin == detail::PageCache::none) {
     cache_.entry(page).twin = twins_.take();
     std::memcpy(twin(page), master(page), page_size_);
-    write_whole_page(page, twin(page));
-    ++stats_.diff_runs;
-    stats_.diff_bytes += page_size_;
-    ++stats_.diffs;
+    count_diff(write_whole_page(page, twin(page)));
     return record_notice(page);
   }
   std::byte* snapshot = scratch_.data();
@@ -128,15 +135,8 @@ bool Dsm::Engine::release_writable_copy(std::size_t page) {
   // Measured first: an unchanged copy must add no record to its home's batch
   // (the caller's write_diff() then adds the page's one).
   if (diff_kernel_.measure(twin(page), snapshot, page_size_).bytes == 0) return false;
-  const int home = home_of_page(page);
-  std::byte* direct = mapped_master_[static_cast<std::size_t>(home)];
-  const detail::DiffShape shape =
-      direct ? diff_kernel_.store(twin(page), snapshot, direct + page * page_size_, page_size_)
-             : diffs_.add(home, page, twin(page), snapshot);
+  count_diff(diff_to_home(page, snapshot));
   std::memcpy(twin(page), snapshot, page_size_);
-  stats_.diff_runs += shape.runs;
-  stats_.diff_bytes += shape.bytes;
-  ++stats_.diffs;
   record_notice(page);
   return true;
 }

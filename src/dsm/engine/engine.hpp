@@ -190,6 +190,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   static void apply_remote_diffs(void* engine, int source, std::uint64_t argument,
                                  const std::byte* bytes, std::size_t size);
   void release_pinned(std::size_t page);
+  detail::DiffShape diff_to_home(std::size_t page, const std::byte* current);
+  // One diff in the statistics; returns `shape`.
+  detail::DiffShape count_diff(const detail::DiffShape& shape);
   // Which release: a lock's keeps rewritten copies writable; a barrier's
   // and a sync's leave every copy read-only.
   enum class ReleaseKind { lock, barrier_or_sync };
