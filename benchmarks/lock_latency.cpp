@@ -43,6 +43,13 @@ int main(int argc, char** argv) {
       MPI_Barrier(MPI_COMM_WORLD);
       return t;
     };
+    // Every rank runs `body` at once; rank 0's time.
+    auto on_every_rank = [&](int n, auto&& body) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t = per_iteration(n, body);
+      MPI_Barrier(MPI_COMM_WORLD);
+      return t;
+    };
     Row alone;
     alone.label = "uncontended";
     alone.mpidsm = [&](std::size_t, int n) {
@@ -62,22 +69,16 @@ int main(int argc, char** argv) {
     Row contended;
     contended.label = "contended";
     contended.mpidsm = [&](std::size_t, int n) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      const double t = per_iteration(n, [&](int) {
+      return on_every_rank(n, [&](int) {
         dsm.lock(kLock);
         dsm.unlock(kLock);
       });
-      MPI_Barrier(MPI_COMM_WORLD);
-      return t;
     };
     contended.mpi = [&](std::size_t, int n) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      const double t = per_iteration(n, [&](int) {
+      return on_every_rank(n, [&](int) {
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
         MPI_Win_unlock(1, win);
       });
-      MPI_Barrier(MPI_COMM_WORLD);
-      return t;
     };
     h.run(contended);
 
@@ -108,19 +109,15 @@ int main(int argc, char** argv) {
     counter.label = "counter";
     counter.mpi_name = "MPI_Win_lock; MPI_Get; MPI_Put; MPI_Win_unlock";
     counter.mpidsm = [&](std::size_t, int n) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      const double t = per_iteration(n, [&](int) {
+      return on_every_rank(n, [&](int) {
         dsm.lock(kLock);
         *word += 1;
         dsm.unlock(kLock);
       });
-      MPI_Barrier(MPI_COMM_WORLD);
-      return t;
     };
     counter.mpi = [&](std::size_t, int n) {
       std::uint64_t value = 0;
-      MPI_Barrier(MPI_COMM_WORLD);
-      const double t = per_iteration(n, [&](int) {
+      return on_every_rank(n, [&](int) {
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
         MPI_Get(&value, sizeof value, MPI_BYTE, 1, 0, sizeof value, MPI_BYTE, win);
         MPI_Win_flush(1, win);
@@ -128,8 +125,6 @@ int main(int argc, char** argv) {
         MPI_Put(&value, sizeof value, MPI_BYTE, 1, 0, sizeof value, MPI_BYTE, win);
         MPI_Win_unlock(1, win);
       });
-      MPI_Barrier(MPI_COMM_WORLD);
-      return t;
     };
     h.run(counter);
     dsm.free(word);
