@@ -23,6 +23,15 @@ struct Answered {
 };
 thread_local Answered answered;
 
+// An answer of the wrong size: the home broke the protocol, which this
+// rank reports as the transport's failure.
+[[noreturn]] void throw_no_answer(int rank, int home, const char* operation,
+                                  const std::string& asked, std::size_t size) {
+  throw Error(Errc::transport, rank,
+              std::string(operation) + ": rank " + std::to_string(home) + " answered " + asked +
+                  " with " + std::to_string(size) + " bytes, which is no answer");
+}
+
 }  // namespace
 
 std::size_t LockTable::ask_home(std::uint32_t handler, std::size_t id) {
@@ -38,10 +47,8 @@ std::uint64_t LockTable::acquire_through_call(std::size_t id) {
   const std::size_t size = ask_home(acquire_handler_, id);
   if (size < offsetof(AcquireAnswer, entries) &&
       !(size == sizeof(std::uint64_t) && answered.answer.predecessor != 0))
-    throw Error(Errc::transport, transport_.rank(),
-                "Dsm::lock: rank " + std::to_string(home(id)) + " answered the acquire of lock " +
-                    std::to_string(id) + " with " + std::to_string(size) +
-                    " bytes, which is no answer");
+    throw_no_answer(transport_.rank(), home(id), "Dsm::lock",
+                    "the acquire of lock " + std::to_string(id), size);
   if (answered.answer.predecessor == 0) {
     answered.table = this;
     answered.id = id;
@@ -53,10 +60,8 @@ const LockTable::AcquireAnswer& LockTable::read_log_through_call(std::size_t id)
   answered.table = nullptr;
   const std::size_t size = ask_home(log_handler_, id);
   if (size < offsetof(AcquireAnswer, entries))
-    throw Error(Errc::transport, transport_.rank(),
-                "Dsm::lock: rank " + std::to_string(home(id)) + " answered the read of lock " +
-                    std::to_string(id) + "'s log with " + std::to_string(size) +
-                    " bytes, which is no answer");
+    throw_no_answer(transport_.rank(), home(id), "Dsm::lock",
+                    "the read of lock " + std::to_string(id) + "'s log", size);
   return answered.answer;
 }
 
@@ -151,10 +156,8 @@ bool LockTable::append_through_call(std::size_t id, std::uint64_t epoch,
                                static_cast<std::size_t>(end - bytes), &answer, sizeof answer);
   request.wait();
   if (request.message().size != sizeof answer)
-    throw Error(Errc::transport, transport_.rank(),
-                "Dsm::unlock: rank " + std::to_string(home(id)) + " answered the release of lock " +
-                    std::to_string(id) + " with " + std::to_string(request.message().size) +
-                    " bytes, which is no answer");
+    throw_no_answer(transport_.rank(), home(id), "Dsm::unlock",
+                    "the release of lock " + std::to_string(id), request.message().size);
   seen_epoch_[id] = epoch;
   seen_count_[id] = answer.count;
   return free && answer.tail == me_;
