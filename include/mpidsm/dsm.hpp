@@ -99,6 +99,11 @@ struct DsmStats {
   /// pages_fetched; those a barrier's homes pushed count in
   /// barrier_refetches).
   std::uint64_t updates_received = 0;
+  /// Pages that came with the grants of locks this rank acquired, sent by
+  /// the lock's home, which is their home too (across nodes, over
+  /// messages): copies brought up to date in place, or fetched, with no
+  /// round trip of their own (not counted in pages_fetched).
+  std::uint64_t lock_grant_pages = 0;
   /// Adaptive pages this rank switched to write-update: acquires had
   /// dropped its copy and it fetched the page again, twice.
   std::uint64_t updates_adopted = 0;
@@ -116,7 +121,7 @@ struct DsmStats {
   /// Pages brought in: by misses and prefetch, and brought up to date at
   /// synchronisations (barriers, syncs, adaptive updates).
   std::uint64_t pages_brought_in() const {
-    return pages_fetched + barrier_refetches + sync_refetches + updates_received;
+    return pages_fetched + barrier_refetches + sync_refetches + updates_received + lock_grant_pages;
   }
   /// Intervals ended: each barrier, sync and lock acquire ends one.
   std::uint64_t intervals_ended() const { return barriers + syncs + lock_acquires; }
@@ -154,6 +159,7 @@ struct DsmStats {
     f("homes_gained", homes_gained);
     f("homes_lost", homes_lost);
     f("updates_received", updates_received);
+    f("lock_grant_pages", lock_grant_pages);
     f("updates_adopted", updates_adopted);
     f("updates_dropped", updates_dropped);
   }

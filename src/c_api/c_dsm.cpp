@@ -229,6 +229,7 @@ mpidsm_status_t mpidsm_dsm_stats(mpidsm_dsm_t dsm, mpidsm_dsm_stats_t* stats) {
            in.homes_gained,
            in.homes_lost,
            in.updates_received,
+           in.lock_grant_pages,
            in.updates_adopted,
            in.updates_dropped,
            in.pages_adaptive,

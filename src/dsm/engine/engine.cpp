@@ -44,7 +44,8 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       master_(region_.master_region()),
       locks_(runtime.comm(), transport_, 2 * settings.locks,  // then the flags' locks
              mappable_, &Engine::apply_remote_diffs, this,
-             detail::DiffBatches::capacity_for(page_size_)),
+             detail::DiffBatches::capacity_for(page_size_), {region_.master(), region_.size()},
+             page_size_, sharing_),
       cache_(std::min(settings.cache_pages, pages_), pages_),
       sharing_(runtime.comm(), transport_, pages_, fetch_batch_capacity(), mappable_),
       directory_(runtime.comm(), transport_, pages_, mappable_),

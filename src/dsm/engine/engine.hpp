@@ -342,6 +342,17 @@ class Dsm::Engine final : public detail::FaultTarget {
   // The first `count` lock notices have been delivered (by a barrier, or to
   // a lock's log at the outermost unlock).
   void forget_lock_notices(std::size_t count);
+  // lock_grants.cpp (the engine's side of protocol/lock_grants.hpp)
+  // Whether `page` may come with `id`'s grants: the lock's acquire is a call
+  // to the page's home, and the page's policy keeps copies up to date.
+  bool grantable(std::size_t id, std::size_t page) const;
+  void wish_for_lock(std::size_t id, std::size_t page);
+  // Before acquiring `id`: the wishes on the wire, into `wished`; how many.
+  std::size_t grant_wishes(std::size_t id, std::uint64_t* wished);
+  // After the acquire read its notices: installs the pages the grant brought
+  // (a copy refreshed in place, or a fetched one), into `installed`; how many.
+  std::size_t take_grants(std::span<const std::uint64_t> wished, std::size_t* installed);
+  void install_granted_copy(std::size_t page, const std::byte* bytes);
   // home_moves.cpp (the engine's side of protocol/home_moves.hpp)
   // An application thread (this_thread()) used the DSM: a second one makes
   // this rank vote against home moves from then on.

@@ -5,7 +5,9 @@
 // own with a word in its record.
 #include <sched.h>
 
+#include <algorithm>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "engine.hpp"
@@ -86,14 +88,17 @@ void Dsm::Engine::acquire_lock(std::size_t id, bool wait_for_threads) {
   note_thread(this_thread());
   pass_on_abandoned_locks();
   bool resume = false;
+  std::uint64_t wished[detail::LockGrantWishes::kPages];
+  std::size_t wishes = 0;
   {
     detail::EngineLock guard(mutex_);
     holders_.claim(id, wait_for_threads, guard.held());
     resume = locks_.take_abandoned(id);
+    if (!resume) wishes = grant_wishes(id, wished);
   }
   const std::uint64_t start = detail::TickClock::now();
   try {
-    if (!locks_.acquire(id, exchange_.beacon(), resume)) {
+    if (!locks_.acquire(id, exchange_.beacon(), resume, {wished, wishes})) {
       {
         detail::EngineLock guard(mutex_);
         locks_.mark_abandoned(id);
@@ -103,10 +108,16 @@ void Dsm::Engine::acquire_lock(std::size_t id, bool wait_for_threads) {
     detail::EngineLock guard(mutex_);
     acquired_notices_.clear();
     acquired_since_barrier_ = true;
-    if (locks_.read_new_notices(id, epoch_, acquired_notices_)) {
+    const bool complete = locks_.read_new_notices(id, epoch_, acquired_notices_);
+    std::size_t granted[detail::LockGrantWishes::kPages];
+    const std::span<const std::size_t> installed(granted, take_grants({wished, wishes}, granted));
+    if (complete) {
       for (std::uint64_t notice : acquired_notices_) {
         const std::size_t page = detail::notice_page(notice);
-        if (detail::notice_writer(notice) != rank_ && !refresh_later(page)) invalidate(page);
+        if (detail::notice_writer(notice) == rank_) continue;
+        wish_for_lock(id, page);
+        if (std::ranges::find(installed, page) == installed.end() && !refresh_later(page))
+          invalidate(page);
       }
       stats_.updates_received += refresh_copies(refresh_);
     } else {
@@ -162,6 +173,7 @@ void Dsm::Engine::release_lock(std::size_t id) {
     // Diffs for the lock's home ride in its release call, when it is one.
     const std::span<const std::byte> carried =
         release(ReleaseKind::lock, locks_.releases_by_call(id) ? locks_.home(id) : -1);
+    for (std::uint64_t notice : lock_notices_) wish_for_lock(id, detail::notice_page(notice));
     // The notices stay for the enclosing locks' logs until the outermost
     // unlock. They go to the log while mutex_ guards them; the hand-over
     // comes after it, as it may wait for a successor.

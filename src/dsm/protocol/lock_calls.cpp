@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "lock_table.hpp"
 #include "mpidsm/error.hpp"
@@ -16,12 +17,19 @@ namespace {
 
 // The answer of this thread's last acquiring call that found the lock free,
 // until read_new_notices() takes it: the same thread, right after acquire().
+// Words, so that the struct at its start is aligned; sized once per thread
+// for the largest answer (a grant's pages follow the struct).
 struct Answered {
   const LockTable* table = nullptr;
   std::size_t id = 0;
-  LockTable::AcquireAnswer answer;
+  std::vector<std::uint64_t> words;
+  LockTable::AcquireAnswer& answer() {
+    return *reinterpret_cast<LockTable::AcquireAnswer*>(words.data());
+  }
 };
 thread_local Answered answered;
+// The wishes of this thread's current acquire (lock_grants.hpp).
+thread_local std::uint64_t held_wishes[LockGrantWishes::kPages];
 
 // An answer of the wrong size: the home broke the protocol, which this
 // rank reports as the transport's failure.
@@ -34,41 +42,78 @@ thread_local Answered answered;
 
 }  // namespace
 
+void LockTable::hold_wishes(std::span<const std::uint64_t> wished) {
+  std::ranges::fill(held_wishes, std::uint64_t{0});
+  std::ranges::copy(wished.first(std::min(wished.size(), LockGrantWishes::kPages)), held_wishes);
+}
+
 std::size_t LockTable::ask_home(std::uint32_t handler, std::size_t id) {
-  const AcquireCall call{id, seen_epoch_[id], seen_count_[id]};
+  AcquireCall call{id, seen_epoch_[id], seen_count_[id], {}};
+  std::ranges::copy(held_wishes, call.wished);
+  const std::size_t capacity = answer_capacity();
+  // Once per thread (and page size): no allocation on later acquires.
+  if (answered.words.size() * sizeof(std::uint64_t) < capacity)
+    answered.words.resize((capacity + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
   Request request = messaging_.call_answered(home(id), handler, &call, sizeof call,
-                                             &answered.answer, sizeof answered.answer);
+                                             answered.words.data(), capacity);
   request.wait();
   return request.message().size;
+}
+
+void LockTable::check_log_answer(const AcquireAnswer& answer, std::size_t size,
+                                 std::size_t id) const {
+  const auto granted = static_cast<std::size_t>(
+      std::ranges::find(answer.granted, std::uint64_t{0}) - std::begin(answer.granted));
+  if (size < offsetof(AcquireAnswer, entries) ||
+      answer.entries_sent > LockRecordLayout::ring_entries ||
+      size != offsetof(AcquireAnswer, entries) + answer.entries_sent * sizeof(std::uint64_t) +
+                  granted * page_size_)
+    throw_no_answer(transport_.rank(), home(id), "Dsm::lock",
+                    "the log of lock " + std::to_string(id), size);
 }
 
 std::uint64_t LockTable::acquire_through_call(std::size_t id) {
   answered.table = nullptr;  // whatever an acquire that failed left
   const std::size_t size = ask_home(acquire_handler_, id);
-  if (size < offsetof(AcquireAnswer, entries) &&
-      !(size == sizeof(std::uint64_t) && answered.answer.predecessor != 0))
+  const AcquireAnswer& answer = answered.answer();
+  if (size < sizeof answer.predecessor)
     throw_no_answer(transport_.rank(), home(id), "Dsm::lock",
                     "the acquire of lock " + std::to_string(id), size);
-  if (answered.answer.predecessor == 0) {
-    answered.table = this;
-    answered.id = id;
+  if (answer.predecessor != 0) {
+    if (size != sizeof answer.predecessor)
+      throw_no_answer(transport_.rank(), home(id), "Dsm::lock",
+                      "the acquire of lock " + std::to_string(id), size);
+    return answer.predecessor;
   }
-  return answered.answer.predecessor;
+  check_log_answer(answer, size, id);
+  answered.table = this;
+  answered.id = id;
+  return 0;
 }
 
 const LockTable::AcquireAnswer& LockTable::read_log_through_call(std::size_t id) {
   answered.table = nullptr;
   const std::size_t size = ask_home(log_handler_, id);
-  if (size < offsetof(AcquireAnswer, entries))
-    throw_no_answer(transport_.rank(), home(id), "Dsm::lock",
-                    "the read of lock " + std::to_string(id) + "'s log", size);
-  return answered.answer;
+  check_log_answer(answered.answer(), size, id);
+  return answered.answer();
 }
 
 const LockTable::AcquireAnswer* LockTable::take_answer(std::size_t id) const {
   if (answered.table != this || answered.id != id) return nullptr;
   answered.table = nullptr;
-  return &answered.answer;
+  return &answered.answer();
+}
+
+void LockTable::note_granted(const AcquireAnswer& answer) {
+  std::ranges::copy(answer.granted, granted_pages_);
+  granted_bytes_ = reinterpret_cast<const std::byte*>(answer.entries + answer.entries_sent);
+}
+
+const std::byte* LockTable::granted(std::size_t page) const {
+  const std::uint64_t wish = static_cast<std::uint64_t>(page) + 1;
+  for (std::size_t i = 0; i < LockGrantWishes::kPages && granted_pages_[i] != 0; ++i)
+    if (granted_pages_[i] == wish) return granted_bytes_ + i * page_size_;
+  return nullptr;
 }
 
 void LockTable::copy_entries(std::size_t id, std::uint64_t from, std::uint64_t to,
@@ -86,7 +131,14 @@ LockTable::AcquireCall LockTable::checked_call(int source, const std::byte* byte
                                                const char* what) const {
   AcquireCall call{};
   if (size == sizeof call) std::memcpy(&call, bytes, sizeof call);
-  if (size != sizeof call || call.id >= locks_ || home(call.id) != transport_.rank()) {
+  const std::size_t pages = pages_.size() / page_size_;
+  auto malformed = [&](std::uint64_t wish) {
+    const std::uint64_t page = wish & LockGrantWishes::kPageMask;
+    return (wish != 0 && page == 0) || page > pages ||
+           ((wish & LockGrantWishes::kCountCopy) && !(wish & LockGrantWishes::kFetch));
+  };
+  if (size != sizeof call || call.id >= locks_ || home(call.id) != transport_.rank() ||
+      std::ranges::any_of(call.wished, malformed)) {
     // Only a broken peer sends this: no answer would keep it consistent.
     std::fprintf(stderr, "mpidsm: rank %d: malformed %s from rank %d\n", transport_.rank(), what,
                  source);
@@ -97,38 +149,57 @@ LockTable::AcquireCall LockTable::checked_call(int source, const std::byte* byte
 
 // The lock's last holder appended (remote completion) before it freed the
 // tail or handed the lock over, which the caller saw: the log is complete.
-std::size_t LockTable::fill_log_answer(const AcquireCall& call) {
-  std::memcpy(&answer_.header, local_record(call.id) + LockRecordLayout::header,
-              sizeof answer_.header);
-  const std::uint64_t first = answer_.header.epoch == call.seen_epoch ? call.seen_count : 0;
+// A wished page goes with the answer when the caller holds no copy (a
+// fetch: counted first, as PageCalls::answer does), or when an entry it has
+// not read names the page as another rank's: the master copy then holds that
+// writer's diffs (applied before its notices were appended), as a refresh
+// right after the acquire would find it.
+std::size_t LockTable::fill_log_answer(const AcquireCall& call, int source) {
+  AcquireAnswer& out = answer();
+  std::memcpy(&out.header, local_record(call.id) + LockRecordLayout::header, sizeof out.header);
+  const std::uint64_t first = out.header.epoch == call.seen_epoch ? call.seen_count : 0;
   std::size_t entries = 0;
-  if (answer_.header.count > first &&
-      answer_.header.count - first <= LockRecordLayout::ring_entries) {
-    entries = static_cast<std::size_t>(answer_.header.count - first);
-    copy_entries(call.id, first, answer_.header.count, answer_.entries);
+  if (out.header.count > first && out.header.count - first <= LockRecordLayout::ring_entries) {
+    entries = static_cast<std::size_t>(out.header.count - first);
+    copy_entries(call.id, first, out.header.count, out.entries);
   }
-  return offsetof(AcquireAnswer, entries) + entries * sizeof(std::uint64_t);
+  out.entries_sent = entries;
+  std::ranges::fill(out.granted, std::uint64_t{0});
+  auto* bytes = reinterpret_cast<std::byte*>(out.entries + entries);
+  std::size_t granted = 0;
+  for (const std::uint64_t wish : call.wished) {
+    if (wish == 0) continue;
+    const auto page = static_cast<std::size_t>((wish & LockGrantWishes::kPageMask) - 1);
+    const bool written = std::any_of(out.entries, out.entries + entries, [&](std::uint64_t e) {
+      return notice_page(e) == page && notice_writer(e) != source;
+    });
+    if (!written && !(wish & LockGrantWishes::kFetch)) continue;
+    if (wish & LockGrantWishes::kCountCopy) sharing_.count_copies_here(page, 1);
+    std::memcpy(bytes + granted * page_size_, pages_.data() + page * page_size_, page_size_);
+    out.granted[granted++] = page + 1;
+  }
+  return offsetof(AcquireAnswer, entries) + entries * sizeof(std::uint64_t) + granted * page_size_;
 }
 
 Answer LockTable::answer_acquire(void* context, int source, const std::byte* bytes,
                                  std::size_t size) {
   auto& table = *static_cast<LockTable*>(context);
   const AcquireCall call = table.checked_call(source, bytes, size, "lock acquire");
-  AcquireAnswer& answer = table.answer_;
+  AcquireAnswer& answer = table.answer();
   answer.predecessor =
       std::atomic_ref<std::uint64_t>(
           *reinterpret_cast<std::uint64_t*>(table.local_record(call.id) + LockRecordLayout::tail))
           .exchange(static_cast<std::uint64_t>(source) + 1, std::memory_order_seq_cst);
   if (answer.predecessor != 0) return {&answer.predecessor, sizeof answer.predecessor, true};
-  return {&answer, table.fill_log_answer(call), true};
+  return {&answer, table.fill_log_answer(call, source), true};
 }
 
 Answer LockTable::answer_log_read(void* context, int source, const std::byte* bytes,
                                   std::size_t size) {
   auto& table = *static_cast<LockTable*>(context);
   const AcquireCall call = table.checked_call(source, bytes, size, "lock log read");
-  table.answer_.predecessor = 0;
-  return {&table.answer_, table.fill_log_answer(call), true};
+  table.answer().predecessor = 0;
+  return {&table.answer(), table.fill_log_answer(call, source), true};
 }
 
 bool LockTable::append_through_call(std::size_t id, std::uint64_t epoch,

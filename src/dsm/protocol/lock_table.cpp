@@ -11,7 +11,8 @@ namespace mpidsm::detail {
 
 LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks,
                      const MappablePeers& mappable, Transport::RemoteHandler apply_diffs,
-                     void* apply_context, std::size_t max_diffs)
+                     void* apply_context, std::size_t max_diffs, std::span<const std::byte> pages,
+                     std::size_t page_size, SharingRecord& sharing)
     : transport_(transport),
       messaging_(transport),
       locks_(locks),
@@ -31,7 +32,12 @@ LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks,
       release_call_(sizeof(ReleaseCall) + LockRecordLayout::ring_entries * sizeof(std::uint64_t) +
                     max_diffs),
       by_call_(messaging_.all_reach_through_messages(
-          true, [this](int peer) { return words_.maps(peer); })) {}
+          true, [this](int peer) { return words_.maps(peer); })),
+      pages_(pages),
+      page_size_(page_size),
+      sharing_(sharing),
+      wishes_(locks),
+      answer_((answer_capacity() + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t)) {}
 
 LockTable::~LockTable() {
   if (!words_.region().valid()) return;  // abandoned
@@ -87,7 +93,9 @@ std::uint64_t LockTable::flag(std::size_t id) {
   return words_.load<std::uint64_t>(home(id), record_offset(id) + LockRecordLayout::flag);
 }
 
-bool LockTable::acquire(std::size_t id, const std::uint64_t& give_up, bool resume) {
+bool LockTable::acquire(std::size_t id, const std::uint64_t& give_up, bool resume,
+                        std::span<const std::uint64_t> wished) {
+  hold_wishes(wished);
   QueueNode& node = my_node(id);
   if (resume) return wait_for_nonzero(node.granted, &give_up) != 0;
   // Nobody else writes this node until it is published by the swap below.
@@ -178,6 +186,8 @@ bool LockTable::read_new_notices(std::size_t id, std::uint64_t epoch,
   const std::size_t record = record_offset(id);
   const AcquireAnswer* answered = take_answer(id);
   if (!answered && calls(home_rank)) answered = &read_log_through_call(id);
+  granted_pages_[0] = 0;
+  if (answered) note_granted(*answered);
   NoticeLogHeader header{};
   if (answered)
     header = answered->header;

@@ -18,7 +18,8 @@
 // the tail are the CPU's, as UCX's are over tcp and shared memory, so
 // callers of both kinds share one queue; a NIC's atomics are not coherent
 // with the CPU's, so where some rank reaches some home through RDMA, every
-// acquire swaps with UCX.
+// acquire swaps with UCX. An acquiring call may also bring pages the lock's
+// home is home to, written since (lock_grants.hpp).
 #pragma once
 
 #include <atomic>
@@ -30,8 +31,10 @@
 
 #include "dsm/memory/lazy_array.hpp"
 #include "dsm/memory/shared_words.hpp"
+#include "lock_grants.hpp"
 #include "mpidsm/transport.hpp"
 #include "notice_log.hpp"
+#include "sharing.hpp"
 #include "transport/library_messaging.hpp"
 
 namespace mpidsm::detail {
@@ -41,9 +44,13 @@ class LockTable {
   // Collective. A release through a call may carry diffs for the lock's
   // home (begin_release): the home hands them to `apply_diffs` (with
   // `apply_context`), as if they had come in a message of their own, before
-  // it appends the notices; `max_diffs` bytes at most.
+  // it appends the notices; `max_diffs` bytes at most. `pages` (this rank's
+  // master copies, `page_size` bytes each) are what a grant answers from.
+  // `sharing` counts the copies a grant hands out (it may be constructed
+  // after this table: no peer calls before every rank constructed both).
   LockTable(MPI_Comm comm, Transport& transport, std::size_t locks, const MappablePeers& mappable,
-            Transport::RemoteHandler apply_diffs, void* apply_context, std::size_t max_diffs);
+            Transport::RemoteHandler apply_diffs, void* apply_context, std::size_t max_diffs,
+            std::span<const std::byte> pages, std::size_t page_size, SharingRecord& sharing);
   ~LockTable();  // collective
   // The transport is gone: forget the table without deregistering it.
   void abandon_transport() { words_.abandon_transport(); }
@@ -57,8 +64,10 @@ class LockTable {
   // `give_up` turned non-zero first (a holder entered a barrier, which no
   // waiter could join): the wait is abandoned but this rank keeps its place
   // in the queue. With `resume`, waits on in the place an abandoned wait
-  // kept.
-  bool acquire(std::size_t id, const std::uint64_t& give_up, bool resume);
+  // kept. Where the acquire is a call, `wished` (lock_grants.hpp's wishes on
+  // the wire) go with it and with the log's read after a hand-over.
+  bool acquire(std::size_t id, const std::uint64_t& give_up, bool resume,
+               std::span<const std::uint64_t> wished = {});
   // Abandoned waits, kept for the caller, which serialises these calls with
   // its acquire() and release() of the same id.
   void mark_abandoned(std::size_t id);
@@ -86,8 +95,19 @@ class LockTable {
   [[nodiscard]] Release begin_release(std::size_t id, std::uint64_t epoch,
                                       std::span<const std::uint64_t> notices,
                                       std::span<const std::byte> diffs = {});
-  // Whether releasing `id` is a call to its home, which can carry diffs.
+  // Whether releasing `id` is a call to its home, which can carry diffs;
+  // acquiring it then is a call too, whose answer can carry pages.
   bool releases_by_call(std::size_t id) const { return calls(home(id)); }
+  // Holder only. Asks for `page`, which must be homed at `id`'s home, with
+  // the grants of `id` from now on (lock_grants.hpp).
+  void wish(std::size_t id, std::size_t page) { wishes_.remember(id, page); }
+  // The pages wished for `id` (page + 1; 0: none).
+  std::span<const std::uint64_t, LockGrantWishes::kPages> wishes(std::size_t id) const {
+    return wishes_.of(id);
+  }
+  // Right after read_new_notices: the bytes its answer brought for `page`
+  // (valid until this thread's next call), or nullptr.
+  const std::byte* granted(std::size_t page) const;
   void finish_release(const Release& release);
 
   // The lock's flag word at its home (Dsm::set_flag): set to `value`, or read.
@@ -106,7 +126,8 @@ class LockTable {
   // holder's call for the log after a hand-over asks and gets the same.
   struct AcquireCall {
     std::uint64_t id;
-    std::uint64_t seen_epoch, seen_count;  // the caller's last read of the log
+    std::uint64_t seen_epoch, seen_count;           // the caller's last read of the log
+    std::uint64_t wished[LockGrantWishes::kPages];  // lock_grants.hpp's wishes (0: none)
   };
   // Then `kept` notices, then `diff_bytes` of diffs.
   struct ReleaseCall {
@@ -123,6 +144,11 @@ class LockTable {
   struct AcquireAnswer {
     std::uint64_t predecessor;  // the tail the call swapped out (0: the lock was free)
     NoticeLogHeader header;     // when it was free: the log's header
+    std::uint64_t entries_sent;
+    // Page + 1 of each page granted (a fetch, or a refresh of a page another
+    // rank wrote since the caller's read), in the order their bytes follow
+    // the entries; 0: no more.
+    std::uint64_t granted[LockGrantWishes::kPages];
     // The entries the caller has not read (its seen_ words chose the first).
     std::uint64_t entries[LockRecordLayout::ring_entries];
   };
@@ -142,14 +168,24 @@ class LockTable {
   std::uint64_t wait_for_nonzero(const std::uint64_t& word, const std::uint64_t* give_up = nullptr);
   // The call path of acquire(): the tail this rank swapped out.
   std::uint64_t acquire_through_call(std::size_t id);
+  // The wishes this thread's calls for `id` carry, until its next acquire.
+  static void hold_wishes(std::span<const std::uint64_t> wished);
   // The answer of this thread's acquire() of `id` that took a free lock
   // through a call, once (nullptr when there is none).
   const AcquireAnswer* take_answer(std::size_t id) const;
+  // An answer's bytes at most: the struct, then the granted pages.
+  std::size_t answer_capacity() const {
+    return sizeof(AcquireAnswer) + LockGrantWishes::kPages * page_size_;
+  }
+  // Checks a log answer of `size` bytes (the caller's) against its counts.
+  void check_log_answer(const AcquireAnswer& answer, std::size_t size, std::size_t id) const;
+  // Notes the pages `answer` brought, for granted().
+  void note_granted(const AcquireAnswer& answer);
   // The holder's call for the log's header and unread entries (valid until
   // this thread's next call).
   const AcquireAnswer& read_log_through_call(std::size_t id);
-  // Calls `handler` at `id`'s home with this rank's last read of the log;
-  // the answer's size (the answer is this thread's).
+  // Calls `handler` at `id`'s home with this rank's last read of the log
+  // and this thread's wishes; the answer's size (the answer is this thread's).
   std::size_t ask_home(std::uint32_t handler, std::size_t id);
   // The call path of begin_release(): true when the call freed the lock.
   bool append_through_call(std::size_t id, std::uint64_t epoch,
@@ -160,9 +196,11 @@ class LockTable {
   // At the home: answers a holder's call for the log.
   static Answer answer_log_read(void* context, int source, const std::byte* bytes,
                                 std::size_t size);
-  // At the home: the log's header and the entries `call` has not seen, into
-  // answer_; the answer's size.
-  std::size_t fill_log_answer(const AcquireCall& call);
+  // At the home: the log's header and the entries `call` has not seen, then
+  // the wished pages those entries name as written by another rank than
+  // `source`, into answer(); the answer's size.
+  std::size_t fill_log_answer(const AcquireCall& call, int source);
+  AcquireAnswer& answer() { return *reinterpret_cast<AcquireAnswer*>(answer_.data()); }
   // At the home: the call, checked (a malformed one aborts: only a broken
   // peer sends it).
   AcquireCall checked_call(int source, const std::byte* bytes, std::size_t size,
@@ -200,9 +238,18 @@ class LockTable {
   // acquire() and begin_release() then call the homes they do not map.
   bool by_call_;
   bool calls(int home) const { return by_call_ && home != transport_.rank() && !words_.maps(home); }
+  std::span<const std::byte> pages_;  // this rank's master copies
+  std::size_t page_size_;
+  SharingRecord& sharing_;
+  LockGrantWishes wishes_;
+  // The pages the last read_new_notices' answer brought: page + 1 (0: no
+  // more), and where its bytes are.
+  std::uint64_t granted_pages_[LockGrantWishes::kPages] = {};
+  const std::byte* granted_bytes_ = nullptr;
   // The home's answer: handlers run one at a time (inside the worker's
-  // progress), and a transient answer leaves before the next.
-  AcquireAnswer answer_{};
+  // progress), and a transient answer leaves before the next. Words, so
+  // that the struct at its start is aligned.
+  std::vector<std::uint64_t> answer_;
   ReleaseAnswer release_answer_{};
 };
 
