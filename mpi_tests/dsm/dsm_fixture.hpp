@@ -1,7 +1,9 @@
 // One Dsm over MPI_COMM_WORLD for a whole test suite.
 #pragma once
 
+#include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "mpi_test_support.hpp"
 #include "mpidsm/dsm.hpp"
@@ -38,5 +40,16 @@ class FixedHomes {
   Dsm& dsm_;
   HomeMigration mode_;
 };
+
+// Locks are acquired through calls to their homes (lock_table.hpp): no home
+// is mapped here (MPIDSM_DIRECT_ACCESS=off) and UCX reaches every peer
+// through messages (tcp).
+inline bool locks_through_calls(Runtime& runtime) {
+  const char* direct = std::getenv("MPIDSM_DIRECT_ACCESS");
+  if (!direct || std::string(direct) != "off") return false;
+  for (int peer = 0; peer < runtime.size(); ++peer)
+    if (peer != runtime.rank() && !runtime.transport().rma_through_messages(peer)) return false;
+  return true;
+}
 
 }  // namespace mpidsm::testing

@@ -11,8 +11,6 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 
 #include "dsm_fixture.hpp"
 
@@ -20,16 +18,7 @@ namespace mpidsm {
 namespace {
 
 using testing::DsmTest;
-
-// Locks are acquired through calls to their homes: no home is mapped here
-// and UCX reaches every peer through messages.
-bool locks_through_calls(Runtime& runtime) {
-  const char* direct = std::getenv("MPIDSM_DIRECT_ACCESS");
-  if (!direct || std::string(direct) != "off") return false;
-  for (int peer = 0; peer < runtime.size(); ++peer)
-    if (peer != runtime.rank() && !runtime.transport().rma_through_messages(peer)) return false;
-  return true;
-}
+using testing::locks_through_calls;
 
 // A counter passed round the ranks in turns under one lock, with no DSM
 // barrier: from the second round on, each acquire of a rank other than the

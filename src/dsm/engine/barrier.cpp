@@ -32,6 +32,11 @@ void Dsm::Engine::barrier() {
   if (entry.holds_lock) exchange_.raise_beacons();
   const BarrierCounts counts = exchange_barrier_counts(entry, x);
   if (counts.any_failed || counts.holder >= 0) fail_barrier(x, counts, entry.failure, driving);
+  // Every rank alike, before anything here can fail: no lock is held now.
+  if (counts.moves != HomeMigration::off && !x.lock_moves_in.empty()) {
+    detail::EngineLock guard(mutex_);
+    locks_.apply_moves(x.lock_moves_in);
+  }
   if (counts.total > 0 && !counts.delivered) exchange_.gather_notices(x, counts.total);
   if (counts.total == 0) x.incoming.clear();
   acquire_barrier_notices(x, counts, entry.lock_notices_before);
@@ -51,6 +56,7 @@ void Dsm::Engine::barrier() {
 Dsm::Engine::BarrierEntry Dsm::Engine::release_for_barrier(BarrierScratch& x) {
   BarrierEntry entry;
   x.outgoing.clear();
+  x.lock_moves_out.clear();
   x.mask.assign(exchange_.direct() ? 0
                                    : detail::BarrierUpdates::kMasks *
                                          detail::BarrierUpdates::mask_words(runtime_.size()),
@@ -80,7 +86,10 @@ Dsm::Engine::BarrierEntry Dsm::Engine::release_for_barrier(BarrierScratch& x) {
   sync_.barrier_delivered();
   // Across nodes (every diff flushed by now), the subscriptions and
   // pushes leave while the exchange runs.
-  if (!entry.failure && !x.mask.empty()) prepare_updates(x);
+  if (!entry.failure && !x.mask.empty()) {
+    prepare_updates(x);
+    locks_.propose_moves([this](std::size_t page) { return home_of_page(page); }, x.lock_moves_out);
+  }
   updates_.drop_candidates();
   entry.lock_notices_before = lock_notices_.size();
   return entry;

@@ -43,7 +43,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       allocations_(pages_, page_size_, runtime.size(), rank_),
       master_(region_.master_region()),
       locks_(runtime.comm(), transport_, 2 * settings.locks,  // then the flags' locks
-             mappable_, &Engine::apply_remote_diffs, this,
+             settings.locks, mappable_, &Engine::apply_remote_diffs, this,
              detail::DiffBatches::capacity_for(page_size_), {region_.master(), region_.size()},
              page_size_, sharing_),
       cache_(std::min(settings.cache_pages, pages_), pages_),

@@ -19,7 +19,10 @@ void Dsm::Engine::set_home_migration(HomeMigration mode) {
 // a second thread used the DSM (its writes during the barrier could reach
 // the old home after the move).
 unsigned Dsm::Engine::home_move_vote() const {
-  return moves_.vote(pins_.pinned_pages() > 0 || several_threads_.load(std::memory_order_relaxed));
+  // A wait abandoned in a failed barrier keeps its place in a lock's queue:
+  // no lock may move (lock_homes.hpp) while one does.
+  return moves_.vote(pins_.pinned_pages() > 0 || several_threads_.load(std::memory_order_relaxed) ||
+                     locks_.any_abandoned());
 }
 
 // Those not noticed since (with a change) join the barrier's notices.

@@ -6,6 +6,7 @@
 
 #include "barrier_updates.hpp"
 #include "common/mpi_exchange.hpp"
+#include "lock_homes.hpp"
 #include "transport/node_barrier.hpp"
 
 namespace mpidsm::detail {
@@ -81,6 +82,7 @@ bool BarrierExchange::exchange_counts(std::int64_t mine, Scratch& x, SparseAllga
   x.subscribers.clear();
   x.renewers.clear();
   x.pushers.clear();
+  x.lock_moves_in.clear();
   if (!slots_.direct()) return exchange_records(mine, x, rider, while_in_flight);
   exchange_on_node(mine, x);
   return false;
@@ -99,6 +101,7 @@ bool BarrierExchange::exchange_records(std::int64_t mine, Scratch& x, SparseAllg
     for (std::size_t w = 0; w < words; ++w)
       for (std::uint64_t bits = x.mask[mask * words + w]; bits != 0; bits &= bits - 1)
         said.push_back(static_cast<std::int64_t>(mask << 32 | (w * 64 + std::countr_zero(bits))));
+  said.insert(said.end(), x.lock_moves_out.begin(), x.lock_moves_out.end());  // negative
   if (mine != 0 || !said.empty()) {
     said.insert(said.begin(), x.outgoing.begin(),
                 x.outgoing.begin() + static_cast<std::ptrdiff_t>(notices_in(mine)));
@@ -115,7 +118,10 @@ bool BarrierExchange::exchange_records(std::int64_t mine, Scratch& x, SparseAllg
     const auto notices = static_cast<std::size_t>(notices_in(words_of_r[0]));
     total += static_cast<std::int64_t>(notices);
     for (std::int64_t mark : words_of_r.subspan(1 + notices))
-      if ((mark & 0xffffffff) == rank_) marked_by[mark >> 32]->push_back(r);
+      if (LockHomes::is_move(mark))
+        x.lock_moves_in.push_back(mark);
+      else if ((mark & 0xffffffff) == rank_)
+        marked_by[mark >> 32]->push_back(r);
   });
   for (std::vector<int>* list : marked_by) std::sort(list->begin(), list->end());
   if (total == 0) return false;

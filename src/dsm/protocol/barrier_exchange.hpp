@@ -61,6 +61,9 @@ class BarrierExchange {
     std::vector<int> subscribers;  // ranks subscribed to this one's pages
     std::vector<int> renewers;     // of those, ranks that sent new runs
     std::vector<int> pushers;      // ranks that pushed pages to this one
+    // Across nodes: the lock moves this rank proposes (lock_homes.hpp), and
+    // every rank's, which the records carry after their marks.
+    std::vector<std::int64_t> lock_moves_out, lock_moves_in;
   };
 
   // Collective. `pages`: the most notices a rank sends.

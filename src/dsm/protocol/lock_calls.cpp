@@ -117,7 +117,7 @@ const std::byte* LockTable::granted(std::size_t page) const {
 }
 
 void LockTable::copy_entries(std::size_t id, std::uint64_t from, std::uint64_t to,
-                             std::uint64_t* out) const {
+                             std::uint64_t* out) {
   const auto* ring =
       reinterpret_cast<const std::uint64_t*>(local_record(id) + LockRecordLayout::ring);
   RingSpan spans[2];
@@ -137,7 +137,7 @@ LockTable::AcquireCall LockTable::checked_call(int source, const std::byte* byte
     return (wish != 0 && page == 0) || page > pages ||
            ((wish & LockGrantWishes::kCountCopy) && !(wish & LockGrantWishes::kFetch));
   };
-  if (size != sizeof call || call.id >= locks_ || home(call.id) != transport_.rank() ||
+  if (size != sizeof call || call.id >= locks_ || !may_host(call.id) ||
       std::ranges::any_of(call.wished, malformed)) {
     // Only a broken peer sends this: no answer would keep it consistent.
     std::fprintf(stderr, "mpidsm: rank %d: malformed %s from rank %d\n", transport_.rank(), what,
@@ -239,8 +239,7 @@ Answer LockTable::answer_release(void* context, int source, const std::byte* byt
   auto& table = *static_cast<LockTable*>(context);
   ReleaseCall call{};
   if (size >= sizeof call) std::memcpy(&call, bytes, sizeof call);
-  if (size < sizeof call || call.id >= table.locks_ ||
-      table.home(call.id) != table.transport_.rank() ||
+  if (size < sizeof call || call.id >= table.locks_ || !table.may_host(call.id) ||
       call.kept > LockRecordLayout::ring_entries || call.kept > call.appended ||
       call.diff_bytes > table.max_diffs_ ||
       size != sizeof call + call.kept * sizeof(std::uint64_t) + call.diff_bytes) {
@@ -249,6 +248,11 @@ Answer LockTable::answer_release(void* context, int source, const std::byte* byt
     std::abort();
   }
   const std::byte* source_entries = bytes + sizeof call;
+  if (call.kept != 0) {
+    std::uint64_t last = 0;
+    std::memcpy(&last, source_entries + (call.kept - 1) * sizeof last, sizeof last);
+    table.homes_.note_release(call.id, notice_page(last));
+  }
   // The diffs first: whoever takes the lock next and reads the notices
   // fetches the pages with these changes in.
   if (call.diff_bytes != 0)

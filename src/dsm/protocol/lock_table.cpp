@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "mpidsm/error.hpp"
 
 namespace mpidsm::detail {
 
-LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks,
+LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks, std::size_t movable,
                      const MappablePeers& mappable, Transport::RemoteHandler apply_diffs,
                      void* apply_context, std::size_t max_diffs, std::span<const std::byte> pages,
                      std::size_t page_size, SharingRecord& sharing)
@@ -33,6 +34,8 @@ LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks,
                     max_diffs),
       by_call_(messaging_.all_reach_through_messages(
           true, [this](int peer) { return words_.maps(peer); })),
+      movable_(movable),
+      homes_(locks, movable, transport.rank(), transport.size(), by_call_),
       pages_(pages),
       page_size_(page_size),
       sharing_(sharing),
@@ -101,11 +104,7 @@ bool LockTable::acquire(std::size_t id, const std::uint64_t& give_up, bool resum
   // Nobody else writes this node until it is published by the swap below.
   std::atomic_ref<std::uint64_t>(node.next).store(0, std::memory_order_relaxed);
   std::atomic_ref<std::uint64_t>(node.granted).store(0, std::memory_order_release);
-  const int home_rank = home(id);
-  const std::uint64_t predecessor =
-      calls(home_rank)
-          ? acquire_through_call(id)
-          : words_.swap<std::uint64_t>(home_rank, record_offset(id) + LockRecordLayout::tail, me_);
+  const std::uint64_t predecessor = calls(id) ? acquire_through_call(id) : swap_tail(id, me_);
   if (predecessor == 0) return true;
   const int pred = static_cast<int>(predecessor - 1);
   // The predecessor's next is 0 until this add: the add is the link.
@@ -120,10 +119,8 @@ void LockTable::finish_release(const Release& release) {
   std::uint64_t successor =
       std::atomic_ref<std::uint64_t>(node.next).load(std::memory_order_acquire);
   if (successor == 0) {
-    const int home_rank = home(id);
-    const std::uint64_t tail = words_.compare_swap<std::uint64_t>(
-        home_rank, record_offset(id) + LockRecordLayout::tail, me_, 0);
-    if (tail == me_) return;  // nobody queued: the lock is free
+    // After a release call, its home saw someone queue; otherwise swap back.
+    if (!release.called && compare_swap_tail(id, me_, 0) == me_) return;  // nobody queued
     // Someone swapped itself in after us and is about to link.
     successor = wait_for_nonzero(node.next);
   }
@@ -134,26 +131,26 @@ void LockTable::finish_release(const Release& release) {
 LockTable::Release LockTable::begin_release(std::size_t id, std::uint64_t epoch,
                                             std::span<const std::uint64_t> notices,
                                             std::span<const std::byte> diffs) {
-  if (notices.empty() && diffs.empty()) return {id, false};
-  const int home_rank = home(id);
-  if (calls(home_rank)) {
+  // A moved lock's record is no shared word: freeing it is a call too.
+  if (notices.empty() && diffs.empty() && !(calls(id) && homes_.moved(id))) return {id, false};
+  if (calls(id)) {
     // A waiter already linked gets the lock from finish_release(); otherwise
     // the home frees it with the append, unless one queues meanwhile.
     const bool linked =
         std::atomic_ref<std::uint64_t>(my_node(id).next).load(std::memory_order_acquire) != 0;
-    return {id, append_through_call(id, epoch, notices, diffs, !linked)};
+    return {id, append_through_call(id, epoch, notices, diffs, !linked), true};
   }
   if (!diffs.empty())
     throw Error(Errc::invalid_state, transport_.rank(),
                 "LockTable::begin_release: diffs for lock " + std::to_string(id) +
                     ", whose release is no call");
-  const std::size_t record = record_offset(id);
+  if (home(id) == transport_.rank()) homes_.note_release(id, notice_page(notices.back()));
   NoticeLogHeader header{epoch, seen_count_[id]};
   // This rank read the header when it acquired the lock, and only the
   // holder appends: a round trip to the home is needed only when a barrier
   // began a new epoch while the lock was held.
   if (seen_epoch_[id] != epoch) {
-    words_.get(home_rank, record + LockRecordLayout::header, &header, sizeof header);
+    get_record(id, LockRecordLayout::header, &header, sizeof header);
     if (header.epoch != epoch) header = {epoch, 0};
   }
   // Only the newest ring_entries notices can be kept.
@@ -165,15 +162,14 @@ LockTable::Release LockTable::begin_release(std::size_t id, std::uint64_t epoch,
   RingSpan spans[2];
   const std::uint64_t* source = notices.data() + skip;
   for (int s = 0, n = ring_spans(from, to, LockRecordLayout::ring_entries, spans); s < n; ++s) {
-    words_.put_nbi(home_rank,
-                   record + LockRecordLayout::ring + spans[s].index * sizeof(std::uint64_t), source,
+    put_record_nbi(id, LockRecordLayout::ring + spans[s].index * sizeof(std::uint64_t), source,
                    spans[s].length * sizeof(std::uint64_t));
     source += spans[s].length;
   }
   header.count = to;
   // Readers read only once they hold the lock, after this flush: no fence needed.
-  words_.put_nbi(home_rank, record + LockRecordLayout::header, &header, sizeof header);
-  words_.flush(home_rank);
+  put_record_nbi(id, LockRecordLayout::header, &header, sizeof header);
+  complete_record(id);
   // This rank read the log when it acquired the lock and nobody appended since.
   seen_epoch_[id] = epoch;
   seen_count_[id] = to;
@@ -182,17 +178,15 @@ LockTable::Release LockTable::begin_release(std::size_t id, std::uint64_t epoch,
 
 bool LockTable::read_new_notices(std::size_t id, std::uint64_t epoch,
                                  std::vector<std::uint64_t>& out) {
-  const int home_rank = home(id);
-  const std::size_t record = record_offset(id);
   const AcquireAnswer* answered = take_answer(id);
-  if (!answered && calls(home_rank)) answered = &read_log_through_call(id);
+  if (!answered && calls(id)) answered = &read_log_through_call(id);
   granted_pages_[0] = 0;
   if (answered) note_granted(*answered);
   NoticeLogHeader header{};
   if (answered)
     header = answered->header;
   else
-    words_.get(home_rank, record + LockRecordLayout::header, &header, sizeof header);
+    get_record(id, LockRecordLayout::header, &header, sizeof header);
   const std::uint64_t from = seen_epoch_[id] == epoch ? seen_count_[id] : 0;
   const std::uint64_t to = header.epoch == epoch ? header.count : 0;
   seen_epoch_[id] = epoch;
@@ -210,13 +204,70 @@ bool LockTable::read_new_notices(std::size_t id, std::uint64_t epoch,
   }
   RingSpan spans[2];
   for (int s = 0, n = ring_spans(from, to, LockRecordLayout::ring_entries, spans); s < n; ++s) {
-    words_.get_nbi(home_rank,
-                   record + LockRecordLayout::ring + spans[s].index * sizeof(std::uint64_t), target,
+    get_record_nbi(id, LockRecordLayout::ring + spans[s].index * sizeof(std::uint64_t), target,
                    spans[s].length * sizeof(std::uint64_t));
     target += spans[s].length;
   }
-  words_.flush(home_rank);
+  complete_record(id);
   return true;
+}
+
+// A moved lock's record hosted here is this rank's memory, touched by no
+// other rank: CPU atomics and copies, as the handlers serving its callers.
+bool LockTable::hosted_here(std::size_t id) const {
+  return homes_.static_home(id) != transport_.rank() && home(id) == transport_.rank();
+}
+
+std::uint64_t LockTable::swap_tail(std::size_t id, std::uint64_t value) {
+  if (hosted_here(id))
+    return std::atomic_ref<std::uint64_t>(tail_here(id)).exchange(value, std::memory_order_seq_cst);
+  return words_.swap<std::uint64_t>(home(id), record_offset(id) + LockRecordLayout::tail, value);
+}
+
+std::uint64_t LockTable::compare_swap_tail(std::size_t id, std::uint64_t expected,
+                                           std::uint64_t desired) {
+  if (hosted_here(id)) {
+    std::atomic_ref<std::uint64_t>(tail_here(id))
+        .compare_exchange_strong(expected, desired, std::memory_order_seq_cst);
+    return expected;
+  }
+  return words_.compare_swap<std::uint64_t>(home(id), record_offset(id) + LockRecordLayout::tail,
+                                            expected, desired);
+}
+
+void LockTable::get_record(std::size_t id, std::size_t offset, void* out, std::size_t bytes) {
+  if (hosted_here(id))
+    std::memcpy(out, local_record(id) + offset, bytes);
+  else
+    words_.get(home(id), record_offset(id) + offset, out, bytes);
+}
+
+void LockTable::get_record_nbi(std::size_t id, std::size_t offset, void* out, std::size_t bytes) {
+  if (hosted_here(id))
+    std::memcpy(out, local_record(id) + offset, bytes);
+  else
+    words_.get_nbi(home(id), record_offset(id) + offset, out, bytes);
+}
+
+void LockTable::put_record_nbi(std::size_t id, std::size_t offset, const void* in,
+                               std::size_t bytes) {
+  if (hosted_here(id))
+    std::memcpy(local_record(id) + offset, in, bytes);
+  else
+    words_.put_nbi(home(id), record_offset(id) + offset, in, bytes);
+}
+
+void LockTable::complete_record(std::size_t id) {
+  if (!hosted_here(id)) words_.flush(home(id));
+}
+
+void LockTable::propose_moves(const std::function<int(std::size_t)>& home_of_page,
+                              std::vector<std::int64_t>& out) {
+  homes_.propose(home_of_page, out);
+}
+
+void LockTable::apply_moves(std::span<const std::int64_t> moves) {
+  homes_.apply(moves);
 }
 
 }  // namespace mpidsm::detail

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "dsm/memory/lazy_array.hpp"
 #include "dsm/memory/shared_words.hpp"
 #include "lock_grants.hpp"
+#include "lock_homes.hpp"
 #include "mpidsm/transport.hpp"
 #include "notice_log.hpp"
 #include "sharing.hpp"
@@ -48,9 +50,11 @@ class LockTable {
   // master copies, `page_size` bytes each) are what a grant answers from.
   // `sharing` counts the copies a grant hands out (it may be constructed
   // after this table: no peer calls before every rank constructed both).
-  LockTable(MPI_Comm comm, Transport& transport, std::size_t locks, const MappablePeers& mappable,
-            Transport::RemoteHandler apply_diffs, void* apply_context, std::size_t max_diffs,
-            std::span<const std::byte> pages, std::size_t page_size, SharingRecord& sharing);
+  // Ids below `movable` may move home (lock_homes.hpp).
+  LockTable(MPI_Comm comm, Transport& transport, std::size_t locks, std::size_t movable,
+            const MappablePeers& mappable, Transport::RemoteHandler apply_diffs,
+            void* apply_context, std::size_t max_diffs, std::span<const std::byte> pages,
+            std::size_t page_size, SharingRecord& sharing);
   ~LockTable();  // collective
   // The transport is gone: forget the table without deregistering it.
   void abandon_transport() { words_.abandon_transport(); }
@@ -58,7 +62,12 @@ class LockTable {
   LockTable& operator=(const LockTable&) = delete;
 
   std::size_t count() const { return locks_; }
-  int home(std::size_t id) const { return static_cast<int>(id % ranks_); }
+  int home(std::size_t id) const { return homes_.home(id); }
+  // At a barrier's entry, then after its exchange on every rank alike: the
+  // locks' moves (lock_homes.hpp).
+  void propose_moves(const std::function<int(std::size_t)>& home_of_page,
+                     std::vector<std::int64_t>& out);
+  void apply_moves(std::span<const std::int64_t> moves);
 
   // Blocks until this rank holds `id` (true); FIFO among waiters. False when
   // `give_up` turned non-zero first (a holder entered a barrier, which no
@@ -88,7 +97,8 @@ class LockTable {
   // the append freed it already. Callers serialise begin_release calls.
   struct Release {
     std::size_t id = 0;
-    bool freed = false;  // the append freed the lock: nothing is left to hand over
+    bool freed = false;   // the append freed the lock: nothing is left to hand over
+    bool called = false;  // through a call: unless freed, a successor queued
   };
   // `diffs` (only where releases_by_call(id)): diff_message.hpp's records
   // for the lock's home, applied there before the notices are appended.
@@ -97,7 +107,7 @@ class LockTable {
                                       std::span<const std::byte> diffs = {});
   // Whether releasing `id` is a call to its home, which can carry diffs;
   // acquiring it then is a call too, whose answer can carry pages.
-  bool releases_by_call(std::size_t id) const { return calls(home(id)); }
+  bool releases_by_call(std::size_t id) const { return calls(id); }
   // Holder only. Asks for `page`, which must be homed at `id`'s home, with
   // the grants of `id` from now on (lock_grants.hpp).
   void wish(std::size_t id, std::size_t page) { wishes_.remember(id, page); }
@@ -158,6 +168,7 @@ class LockTable {
     std::uint64_t next;     // successor rank + 1, set by the successor
     std::uint64_t granted;  // set to 1 by the predecessor when it hands over
   };
+  // In its static home's shared words.
   std::size_t record_offset(std::size_t id) const {
     return (id / ranks_) * LockRecordLayout::bytes;
   }
@@ -208,12 +219,31 @@ class LockTable {
   // At the home: appends a holder's notices, frees the lock if asked and
   // nobody queued, and answers.
   static Answer answer_release(void* context, int source, const std::byte* bytes, std::size_t size);
-  // The lock record of `id`, homed here.
-  std::byte* local_record(std::size_t id) const {
-    return &words_.local<std::byte>(record_offset(id));
+  // The lock record of `id`, homed here: in the shared words at its static
+  // home, else moved here (a call may come before this rank made the move).
+  std::byte* local_record(std::size_t id) {
+    return homes_.static_home(id) == transport_.rank() ? &words_.local<std::byte>(record_offset(id))
+                                                       : homes_.hosted_record(id);
   }
+  std::uint64_t& tail_here(std::size_t id) {
+    return *reinterpret_cast<std::uint64_t*>(local_record(id) + LockRecordLayout::tail);
+  }
+  // Whether a call for `id` may come here: its static home, or any rank
+  // where locks move.
+  bool may_host(std::size_t id) const {
+    return homes_.static_home(id) == transport_.rank() || (by_call_ && id < movable_);
+  }
+  // The record of `id` reached without a call (calls() false): in the
+  // shared words, or moved here.
+  bool hosted_here(std::size_t id) const;
+  std::uint64_t swap_tail(std::size_t id, std::uint64_t value);
+  std::uint64_t compare_swap_tail(std::size_t id, std::uint64_t expected, std::uint64_t desired);
+  void get_record(std::size_t id, std::size_t offset, void* out, std::size_t bytes);
+  void get_record_nbi(std::size_t id, std::size_t offset, void* out, std::size_t bytes);
+  void put_record_nbi(std::size_t id, std::size_t offset, const void* in, std::size_t bytes);
+  void complete_record(std::size_t id);  // the puts and gets above are complete
   // The entries [from, to) of the log homed here, into `out`.
-  void copy_entries(std::size_t id, std::uint64_t from, std::uint64_t to, std::uint64_t* out) const;
+  void copy_entries(std::size_t id, std::uint64_t from, std::uint64_t to, std::uint64_t* out);
 
   Transport& transport_;
   LibraryMessaging messaging_;
@@ -237,7 +267,13 @@ class LockTable {
   // (agreed), so that no NIC atomic races the home's CPU atomics on a tail:
   // acquire() and begin_release() then call the homes they do not map.
   bool by_call_;
-  bool calls(int home) const { return by_call_ && home != transport_.rank() && !words_.maps(home); }
+  // Whether `id`'s home is called: a moved lock's by every other rank.
+  bool calls(std::size_t id) const {
+    const int at = home(id);
+    return by_call_ && at != transport_.rank() && (homes_.moved(id) || !words_.maps(at));
+  }
+  std::size_t movable_;
+  LockHomes homes_;
   std::span<const std::byte> pages_;  // this rank's master copies
   std::size_t page_size_;
   SharingRecord& sharing_;
