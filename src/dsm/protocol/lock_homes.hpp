@@ -1,6 +1,7 @@
 // Where each DSM lock lives (lock_table.hpp). A lock starts at its static
 // home, id % ranks. Where locks are acquired through calls (every home
-// reached through messages: across nodes over tcp), a lock whose critical
+// reached through messages: across nodes over tcp) and every rank is alone
+// on its node (LockTable decides), a lock whose critical
 // sections write pages homed on one other rank moves there at a barrier: its
 // acquire then brings those pages (lock_grants.hpp) and its release carries
 // their diffs, one round trip each to one rank, instead of a round trip to

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/mpi_exchange.hpp"
 #include "mpidsm/error.hpp"
 
 namespace mpidsm::detail {
@@ -35,7 +36,8 @@ LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks, std
       by_call_(messaging_.all_reach_through_messages(
           true, [this](int peer) { return words_.maps(peer); })),
       movable_(movable),
-      homes_(locks, movable, transport.rank(), transport.size(), by_call_),
+      homes_(locks, movable, transport.rank(), transport.size(),
+             by_call_ && every_rank_alone(comm)),
       pages_(pages),
       page_size_(page_size),
       sharing_(sharing),
@@ -48,6 +50,19 @@ LockTable::~LockTable() {
   transport_.remove_remote_handler(acquire_handler_);
   transport_.remove_remote_handler(release_handler_);
   transport_.remove_remote_handler(log_handler_);
+}
+
+// Collective. No rank maps another's words: every rank is alone on its node,
+// so every other rank calls each home whether a lock moved or not. Where
+// ranks share nodes, their peers on the static home's node swap its tail
+// with the CPU's atomics, and a moved lock would make them call instead.
+bool LockTable::every_rank_alone(MPI_Comm comm) const {
+  int alone = 1;
+  for (int peer = 0; alone && peer < static_cast<int>(ranks_); ++peer)
+    if (peer != transport_.rank() && words_.maps(peer)) alone = 0;
+  int all = 0;
+  allreduce(comm, transport_.rank(), &alone, &all, 1, MPI_INT, MPI_LAND, "Dsm (lock table)");
+  return all != 0;
 }
 
 LockTable::QueueNode& LockTable::my_node(std::size_t id) const {

@@ -273,7 +273,8 @@ class LockTable {
     return by_call_ && at != transport_.rank() && (homes_.moved(id) || !words_.maps(at));
   }
   std::size_t movable_;
-  LockHomes homes_;
+  bool every_rank_alone(MPI_Comm comm) const;
+  LockHomes homes_;                   // moves only where every rank is alone on its node
   std::span<const std::byte> pages_;  // this rank's master copies
   std::size_t page_size_;
   SharingRecord& sharing_;
