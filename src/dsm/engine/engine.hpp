@@ -159,6 +159,9 @@ class Dsm::Engine final : public detail::FaultTarget {
     int home;
   };
   void fetch_batches(const HomeBatch* batches, std::size_t count, ViewAfterFetch after);
+  // A page whose bytes a fetch brought (readable already) becomes a cached
+  // copy; one that came through UCX is a candidate for barrier updates.
+  void cache_fetched(std::size_t page, bool through_ucx);
   void ask_home(const HomeBatch& batch);  // one fetch_batches batch, through PageCalls
   std::size_t cache_room() const;
   // Pages one fetch takes at most: the miss and its prefetch, within the cache.

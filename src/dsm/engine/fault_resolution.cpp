@@ -339,16 +339,17 @@ void Dsm::Engine::fetch_batches(const HomeBatch* batches, std::size_t count, Vie
         }
     throw;
   }
-  const std::uint64_t interval = epoch_.load(std::memory_order_relaxed);
   for (const HomeBatch& b : all) {
-    for (std::size_t i = 0; i < b.count; ++i) {
-      state_[b.pages[i]] = PageState::cached;
-      cache_.entry(b.pages[i]).fetched_in = interval;
-      if (!direct(b)) updates_.note_fetched(b.pages[i]);
-      note_refetch(b.pages[i]);
-    }
+    for (std::size_t i = 0; i < b.count; ++i) cache_fetched(b.pages[i], !direct(b));
     stats_.pages_fetched += b.count;
   }
+}
+
+void Dsm::Engine::cache_fetched(std::size_t page, bool through_ucx) {
+  state_[page] = PageState::cached;
+  cache_.entry(page).fetched_in = epoch_.load(std::memory_order_relaxed);
+  if (through_ucx) updates_.note_fetched(page);
+  note_refetch(page);
 }
 
 // Cache slots a fetch may use: all but those pinned pages hold.

@@ -12,9 +12,9 @@ using detail::LockGrantWishes;
 // invalidate pages never get updates (the policy says so), and
 // single_writer pages are written home whole, never refreshed under a lock.
 bool Dsm::Engine::grantable(std::size_t id, std::size_t page) const {
+  if (!locks_.releases_by_call(id) || home_of_page(page) != locks_.home(id)) return false;
   const Coherence policy = policy_of_page(page);
-  return locks_.releases_by_call(id) && home_of_page(page) == locks_.home(id) &&
-         policy != Coherence::invalidate && policy != Coherence::single_writer;
+  return policy != Coherence::invalidate && policy != Coherence::single_writer;
 }
 
 void Dsm::Engine::wish_for_lock(std::size_t id, std::size_t page) {
@@ -91,10 +91,7 @@ void Dsm::Engine::install_granted_copy(std::size_t page, const std::byte* bytes)
     forget_copy(page);
     throw;
   }
-  state_[page] = PageState::cached;
-  cache_.entry(page).fetched_in = epoch_.load(std::memory_order_relaxed);
-  updates_.note_fetched(page);
-  note_refetch(page);
+  cache_fetched(page, true);
 }
 
 }  // namespace mpidsm

@@ -173,7 +173,8 @@ void Dsm::Engine::release_lock(std::size_t id) {
     // Diffs for the lock's home ride in its release call, when it is one.
     const std::span<const std::byte> carried =
         release(ReleaseKind::lock, locks_.releases_by_call(id) ? locks_.home(id) : -1);
-    for (std::uint64_t notice : lock_notices_) wish_for_lock(id, detail::notice_page(notice));
+    if (locks_.releases_by_call(id))
+      for (std::uint64_t notice : lock_notices_) wish_for_lock(id, detail::notice_page(notice));
     // The notices stay for the enclosing locks' logs until the outermost
     // unlock. They go to the log while mutex_ guards them; the hand-over
     // comes after it, as it may wait for a successor.
