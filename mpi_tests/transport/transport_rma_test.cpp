@@ -151,11 +151,11 @@ TEST(TransportAllocate, ZeroedMemoryReadsZeroEvenWhereRecycled) {
 }
 
 // What a rank holds of UCX, as the start-up benchmark reports it. Ranks of
-// this node connect at start-up, on both workers, and unpack their keys to
-// a region at once, as do the ranks 2^k away on the RMA worker (the
-// liveness ring); other ranks (or every rank, with MPIDSM_EAGER_CONNECT=1)
-// only on first use: a put to each peer makes the RMA worker's endpoint to
-// it and unpacks its key, and nothing more.
+// this node and the ranks 2^k away (the liveness ring) connect at start-up,
+// on both workers, and unpack their keys to a region at once; other ranks
+// (or every rank, with MPIDSM_EAGER_CONNECT=1) only on first use: a put to
+// each peer makes the RMA worker's endpoint to it and unpacks its key, and
+// nothing more.
 TEST(TransportResources, CountEndpointsRegionsAndKeysMadeOnUse) {
   Runtime runtime(MPI_COMM_WORLD);
   Transport& t = runtime.transport();
@@ -168,28 +168,25 @@ TEST(TransportResources, CountEndpointsRegionsAndKeysMadeOnUse) {
         return true;
     return false;
   };
-  std::size_t rma_near = 0, messaging_near = 0;  // other ranks connected at start-up
-  for (int peer = 0; peer < ranks; ++peer) {
-    if (peer == me) continue;
-    messaging_near += eager || testing::same_node(peer);
-    rma_near += eager || testing::same_node(peer) || on_ring(peer);
-  }
+  std::size_t near = 0;  // other ranks connected at start-up, on each worker
+  for (int peer = 0; peer < ranks; ++peer)
+    near += peer != me && (eager || testing::same_node(peer) || on_ring(peer));
   const TransportResources before = t.resources();
   EXPECT_EQ(before.workers, 2u);
-  EXPECT_EQ(before.endpoints, rma_near + messaging_near);
+  EXPECT_EQ(before.endpoints, 2 * near);
   constexpr std::size_t kBytes = 1 << 20;
   MemoryRegion region = t.allocate(kBytes);
   const TransportResources with_region = t.resources();
   EXPECT_EQ(with_region.regions, before.regions + 1);
   EXPECT_EQ(with_region.registered_bytes, before.registered_bytes + kBytes);
-  EXPECT_EQ(with_region.remote_keys, before.remote_keys + rma_near + 1);  // self included
+  EXPECT_EQ(with_region.remote_keys, before.remote_keys + near + 1);  // self included
   EXPECT_EQ(with_region.endpoints, before.endpoints);
 
   const std::uint64_t word = 1;
   for (int peer = 0; peer < ranks; ++peer) t.put(peer, region, 8 * me, &word, 8);
   const TransportResources used = t.resources();
   EXPECT_EQ(used.remote_keys, before.remote_keys + n);
-  EXPECT_EQ(used.endpoints, (n - 1) + messaging_near);  // the messaging worker's stay
+  EXPECT_EQ(used.endpoints, (n - 1) + near);  // the messaging worker's stay
   t.barrier();
   for (std::size_t r = 0; r < n; ++r)
     EXPECT_EQ(static_cast<const std::uint64_t*>(region.local_base())[r], 1u) << "from rank " << r;

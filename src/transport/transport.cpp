@@ -181,10 +181,16 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
   for (int peer = 0; peer < size_; ++peer)
     s.endpoint_watches[static_cast<std::size_t>(peer)] = {&s.liveness, peer};
   using Wiring = detail::EndpointTable::Wiring;
-  s.endpoints.open(comm, rank_, s.worker, s.endpoint_watches, s.liveness,
-                   options.eager_connect ? Wiring::every : Wiring::node_ring);
+  // Both workers connect the ring: the DSM barrier's dissemination rounds
+  // send to the ranks 2^k before this one on the messaging worker, so their
+  // first barrier never opens a connection, and over tcp a connection UCX
+  // 1.13 first opens to a peer that has just died can fail an assertion
+  // inside UCX (tcp_ep.c, uct_tcp_ep_destroy_progress) instead of reporting
+  // the peer gone.
+  const auto wiring = options.eager_connect ? Wiring::every : Wiring::node_ring;
+  s.endpoints.open(comm, rank_, s.worker, s.endpoint_watches, s.liveness, wiring);
   s.messaging_endpoints.open(comm, rank_, s.messaging_worker, s.endpoint_watches, s.liveness,
-                             options.eager_connect ? Wiring::every : Wiring::node);
+                             wiring);
   s.told_word = s.map_region(nullptr, sizeof(std::uint64_t), true, true, false);
   s.liveness.hear_from(static_cast<const std::uint64_t*>(s.told_word.local_base()));
   s.open_mailboxes(options.shm_eager_limit);
