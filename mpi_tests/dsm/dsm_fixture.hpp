@@ -52,4 +52,18 @@ inline bool locks_through_calls(Runtime& runtime) {
   return true;
 }
 
+// Collective. Every rank reaches every other through messages and maps
+// none: the homes keep their locks' queues (lock_queues.hpp), and a waiter
+// sends no link to its predecessor.
+inline bool homes_keep_lock_queues(Runtime& runtime) {
+  int alone = 1;
+  for (int peer = 0; peer < runtime.size(); ++peer)
+    if (peer != runtime.rank() &&
+        (mapped_here(runtime, peer) || !runtime.transport().rma_through_messages(peer)))
+      alone = 0;
+  int all = 0;
+  MPI_Allreduce(&alone, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  return all != 0;
+}
+
 }  // namespace mpidsm::testing

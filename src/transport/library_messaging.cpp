@@ -101,4 +101,22 @@ bool LibraryMessaging::all_reach_through_messages(bool wants,
   return all != 0;
 }
 
+// Inside the handler's progress, UCX's own calls only: no wait, no worker
+// use (the thread running the handler holds the worker already).
+void LibraryMessaging::put_from_handler(int peer, const MemoryRegion& region, std::size_t offset,
+                                        const std::uint64_t& word) noexcept {
+  Transport::Impl& s = *transport_.impl_;
+  try {
+    const auto& key = s.remote(region, peer, offset, sizeof word, "put_from_handler");
+    s.traffic.note(sizeof word);
+    ucp_request_param_t param{};
+    const ucs_status_ptr_t put =
+        ucp_put_nbx(s.endpoints.get(peer), &word, sizeof word, key.base + offset,
+                    static_cast<ucp_rkey_h>(key.rkey), &param);
+    if (UCS_PTR_IS_PTR(put)) ucp_request_free(put);  // UCX completes it on its own
+  } catch (const Error&) {
+    // The peer is gone (or this runtime is lost): nobody waits for the word.
+  }
+}
+
 }  // namespace mpidsm::detail

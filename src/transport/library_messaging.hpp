@@ -88,6 +88,14 @@ class LibraryMessaging {
   /// MPIDSM_EAGER_CONNECT=1 connects, and so asks about, every pair).
   bool all_reach_through_messages(bool wants, const std::function<bool(int)>& mapped);
 
+  /// From inside a handler (which must not wait): posts a put of `word`,
+  /// which must outlive the put (a constant), to [offset, offset+8) of
+  /// `region` at `peer`, and returns. Nothing completes it but the
+  /// progress the peer and this rank make anyway; where `peer` is gone,
+  /// nothing is put (nobody waits for the word there any more).
+  void put_from_handler(int peer, const MemoryRegion& region, std::size_t offset,
+                        const std::uint64_t& word) noexcept;
+
  private:
   // A receive of the answer-tag message `peer` sends as `sequence` (an
   // answered call's answer, or an agreed message) through `lane`.

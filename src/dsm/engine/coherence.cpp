@@ -148,6 +148,8 @@ bool Dsm::Engine::release_writable_copy(std::size_t page) {
 // On an error the pages not yet released stay listed for the next release.
 // `carry_home`: see flush_written_homes.
 std::span<const std::byte> Dsm::Engine::release(ReleaseKind kind, int carry_home) {
+  // Those told of this rank's releases next must find them at the homes.
+  if (kind == ReleaseKind::barrier_or_sync) locks_.complete_releases();
   take_new_copies();
   hot_.begin_release();
   release_hot_home_pages();  // before new ones join, which were just noticed

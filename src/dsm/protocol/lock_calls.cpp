@@ -186,10 +186,13 @@ Answer LockTable::answer_acquire(void* context, int source, const std::byte* byt
   auto& table = *static_cast<LockTable*>(context);
   const AcquireCall call = table.checked_call(source, bytes, size, "lock acquire");
   AcquireAnswer& answer = table.answer();
-  answer.predecessor =
-      std::atomic_ref<std::uint64_t>(
-          *reinterpret_cast<std::uint64_t*>(table.local_record(call.id) + LockRecordLayout::tail))
-          .exchange(static_cast<std::uint64_t>(source) + 1, std::memory_order_seq_cst);
+  if (table.queued_at_home_)
+    answer.predecessor = table.queues_.take(call.id, source) ? 0 : 1;  // 1: queued
+  else
+    answer.predecessor =
+        std::atomic_ref<std::uint64_t>(
+            *reinterpret_cast<std::uint64_t*>(table.local_record(call.id) + LockRecordLayout::tail))
+            .exchange(static_cast<std::uint64_t>(source) + 1, std::memory_order_seq_cst);
   if (answer.predecessor != 0) return {&answer.predecessor, sizeof answer.predecessor, true};
   return {&answer, table.fill_log_answer(call, source), true};
 }
@@ -202,9 +205,9 @@ Answer LockTable::answer_log_read(void* context, int source, const std::byte* by
   return {&table.answer(), table.fill_log_answer(call, source), true};
 }
 
-bool LockTable::append_through_call(std::size_t id, std::uint64_t epoch,
-                                    std::span<const std::uint64_t> notices,
-                                    std::span<const std::byte> diffs, bool free) {
+std::size_t LockTable::compose_release(std::size_t id, std::uint64_t epoch,
+                                       std::span<const std::uint64_t> notices,
+                                       std::span<const std::byte> diffs, bool free) {
   if (diffs.size() > max_diffs_)
     throw Error(Errc::invalid_argument, transport_.rank(),
                 "Dsm::unlock: " + std::to_string(diffs.size()) + " bytes of diffs for lock " +
@@ -221,10 +224,16 @@ bool LockTable::append_through_call(std::size_t id, std::uint64_t epoch,
   std::byte* end = entries + kept * sizeof(std::uint64_t);
   if (!diffs.empty()) std::memcpy(end, diffs.data(), diffs.size());
   end += diffs.size();
+  return static_cast<std::size_t>(end - bytes);
+}
+
+bool LockTable::append_through_call(std::size_t id, std::uint64_t epoch,
+                                    std::span<const std::uint64_t> notices,
+                                    std::span<const std::byte> diffs, bool free) {
+  const std::size_t size = compose_release(id, epoch, notices, diffs, free);
   ReleaseAnswer answer{};
-  Request request =
-      messaging_.call_answered(home(id), release_handler_, bytes,
-                               static_cast<std::size_t>(end - bytes), &answer, sizeof answer);
+  Request request = messaging_.call_answered(home(id), release_handler_, &release_call_[0], size,
+                                             &answer, sizeof answer);
   request.wait();
   if (request.message().size != sizeof answer)
     throw_no_answer(transport_.rank(), home(id), "Dsm::unlock",
@@ -234,31 +243,34 @@ bool LockTable::append_through_call(std::size_t id, std::uint64_t epoch,
   return free && answer.tail == me_;
 }
 
-Answer LockTable::answer_release(void* context, int source, const std::byte* bytes,
-                                 std::size_t size) {
-  auto& table = *static_cast<LockTable*>(context);
+LockTable::ReleaseCall LockTable::checked_release(int source, const std::byte* bytes,
+                                                  std::size_t size) const {
   ReleaseCall call{};
   if (size >= sizeof call) std::memcpy(&call, bytes, sizeof call);
-  if (size < sizeof call || call.id >= table.locks_ || !table.may_host(call.id) ||
+  if (size < sizeof call || call.id >= locks_ || !may_host(call.id) ||
       call.kept > LockRecordLayout::ring_entries || call.kept > call.appended ||
-      call.diff_bytes > table.max_diffs_ ||
+      call.diff_bytes > max_diffs_ ||
       size != sizeof call + call.kept * sizeof(std::uint64_t) + call.diff_bytes) {
     std::fprintf(stderr, "mpidsm: rank %d: malformed lock release from rank %d\n",
-                 table.transport_.rank(), source);
+                 transport_.rank(), source);
     std::abort();
   }
-  const std::byte* source_entries = bytes + sizeof call;
+  return call;
+}
+
+std::uint64_t LockTable::append_release(const ReleaseCall& call, int source,
+                                        const std::byte* entries) {
   if (call.kept != 0) {
     std::uint64_t last = 0;
-    std::memcpy(&last, source_entries + (call.kept - 1) * sizeof last, sizeof last);
-    table.homes_.note_release(call.id, notice_page(last));
+    std::memcpy(&last, entries + (call.kept - 1) * sizeof last, sizeof last);
+    homes_.note_release(call.id, notice_page(last));
   }
   // The diffs first: whoever takes the lock next and reads the notices
   // fetches the pages with these changes in.
   if (call.diff_bytes != 0)
-    table.apply_diffs_(table.apply_context_, source, 0,
-                       source_entries + call.kept * sizeof(std::uint64_t), call.diff_bytes);
-  std::byte* record = table.local_record(call.id);
+    apply_diffs_(apply_context_, source, 0, entries + call.kept * sizeof(std::uint64_t),
+                 call.diff_bytes);
+  std::byte* record = local_record(call.id);
   NoticeLogHeader header;
   std::memcpy(&header, record + LockRecordLayout::header, sizeof header);
   if (header.epoch != call.epoch) header = {call.epoch, 0};
@@ -267,23 +279,66 @@ Answer LockTable::answer_release(void* context, int source, const std::byte* byt
   auto* ring = reinterpret_cast<std::uint64_t*>(record + LockRecordLayout::ring);
   RingSpan spans[2];
   for (int s = 0, n = ring_spans(from, to, LockRecordLayout::ring_entries, spans); s < n; ++s) {
-    std::memcpy(ring + spans[s].index, source_entries, spans[s].length * sizeof(std::uint64_t));
-    source_entries += spans[s].length * sizeof(std::uint64_t);
+    std::memcpy(ring + spans[s].index, entries, spans[s].length * sizeof(std::uint64_t));
+    entries += spans[s].length * sizeof(std::uint64_t);
   }
   header.count = to;
   std::memcpy(record + LockRecordLayout::header, &header, sizeof header);
+  return to;
+}
+
+Answer LockTable::answer_release(void* context, int source, const std::byte* bytes,
+                                 std::size_t size) {
+  auto& table = *static_cast<LockTable*>(context);
+  const ReleaseCall call = table.checked_release(source, bytes, size);
   ReleaseAnswer& answer = table.release_answer_;
-  answer.count = to;
+  answer.count = table.append_release(call, source, bytes + sizeof call);
   answer.tail = 0;
   if (call.free) {
     // After the log's writes: whoever swaps itself in next reads them.
     std::uint64_t expected = static_cast<std::uint64_t>(source) + 1;
-    std::atomic_ref<std::uint64_t>(
-        *reinterpret_cast<std::uint64_t*>(record + LockRecordLayout::tail))
+    std::atomic_ref<std::uint64_t>(table.tail_here(call.id))
         .compare_exchange_strong(expected, 0, std::memory_order_seq_cst);
     answer.tail = expected;
   }
   return {&answer, sizeof answer, true};
+}
+
+void LockTable::release_one_way(std::size_t id, std::uint64_t epoch,
+                                std::span<const std::uint64_t> notices,
+                                std::span<const std::byte> diffs) {
+  const std::size_t size = compose_release(id, epoch, notices, diffs, true);
+  // The bytes are free again on return; the handler's return is awaited
+  // only by complete_releases().
+  transport_.call(home(id), one_way_release_handler_, &release_call_[0], size);
+  if (!releasing_to_[static_cast<std::size_t>(home(id))]) {
+    releasing_to_[static_cast<std::size_t>(home(id))] = true;
+    released_to_.push_back(home(id));
+  }
+  // Only the holder appends: the log counts what it read plus what it added,
+  // as the home's append will (a new epoch starts it again).
+  const std::uint64_t read = seen_epoch_[id] == epoch ? seen_count_[id] : 0;
+  seen_epoch_[id] = epoch;
+  seen_count_[id] = read + notices.size();
+}
+
+void LockTable::take_release(void* context, int source, std::uint64_t, const std::byte* bytes,
+                             std::size_t size) {
+  auto& table = *static_cast<LockTable*>(context);
+  const ReleaseCall call = table.checked_release(source, bytes, size);
+  table.append_release(call, source, bytes + sizeof call);
+  table.grant_from_handler(call.id, table.queues_.pass(call.id, source));
+}
+
+void LockTable::grant_from_handler(std::size_t id, int next) {
+  static constexpr std::uint64_t kGranted = 1;
+  if (next < 0) return;
+  const std::size_t granted = node_offset(id) + offsetof(QueueNode, granted);
+  if (next == transport_.rank())
+    std::atomic_ref<std::uint64_t>(words_.local<std::uint64_t>(granted))
+        .store(kGranted, std::memory_order_release);
+  else
+    messaging_.put_from_handler(next, words_.region(), granted, kGranted);
 }
 
 }  // namespace mpidsm::detail

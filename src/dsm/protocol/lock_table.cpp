@@ -28,6 +28,7 @@ LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks, std
       acquire_handler_(messaging_.add_answering_handler(answer_acquire, this)),
       release_handler_(messaging_.add_answering_handler(answer_release, this)),
       log_handler_(messaging_.add_answering_handler(answer_log_read, this)),
+      one_way_release_handler_(transport.add_remote_handler(take_release, this)),
       apply_diffs_(apply_diffs),
       apply_context_(apply_context),
       max_diffs_(max_diffs),
@@ -36,8 +37,10 @@ LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks, std
       by_call_(messaging_.all_reach_through_messages(
           true, [this](int peer) { return words_.maps(peer); })),
       movable_(movable),
-      homes_(locks, movable, transport.rank(), transport.size(),
-             by_call_ && every_rank_alone(comm)),
+      queued_at_home_(by_call_ && every_rank_alone(comm)),
+      queues_(queued_at_home_ ? locks : 0),
+      releasing_to_(queued_at_home_ ? ranks_ : 0),
+      homes_(locks, movable, transport.rank(), transport.size(), queued_at_home_),
       pages_(pages),
       page_size_(page_size),
       sharing_(sharing),
@@ -50,6 +53,7 @@ LockTable::~LockTable() {
   transport_.remove_remote_handler(acquire_handler_);
   transport_.remove_remote_handler(release_handler_);
   transport_.remove_remote_handler(log_handler_);
+  transport_.remove_remote_handler(one_way_release_handler_);
 }
 
 // Collective. No rank maps another's words: every rank is alone on its node,
@@ -119,17 +123,23 @@ bool LockTable::acquire(std::size_t id, const std::uint64_t& give_up, bool resum
   // Nobody else writes this node until it is published by the swap below.
   std::atomic_ref<std::uint64_t>(node.next).store(0, std::memory_order_relaxed);
   std::atomic_ref<std::uint64_t>(node.granted).store(0, std::memory_order_release);
-  const std::uint64_t predecessor = calls(id) ? acquire_through_call(id) : swap_tail(id, me_);
+  const std::uint64_t predecessor = calls(id)         ? acquire_through_call(id)
+                                    : queued_at_home_ ? queue_here(id)
+                                                      : swap_tail(id, me_);
   if (predecessor == 0) return true;
-  const int pred = static_cast<int>(predecessor - 1);
-  // The predecessor's next is 0 until this add: the add is the link.
-  words_.add<std::uint64_t>(pred, node_offset(id) + offsetof(QueueNode, next), me_);
+  // Where the home keeps the queue, it grants the lock itself: no link.
+  if (!queued_at_home_) {
+    const int pred = static_cast<int>(predecessor - 1);
+    // The predecessor's next is 0 until this add: the add is the link.
+    words_.add<std::uint64_t>(pred, node_offset(id) + offsetof(QueueNode, next), me_);
+  }
   return wait_for_nonzero(node.granted, &give_up) != 0;
 }
 
 void LockTable::finish_release(const Release& release) {
   if (release.freed) return;
   const std::size_t id = release.id;
+  if (queued_at_home_) return hand_on(id);  // this rank is the home: its own release
   QueueNode& node = my_node(id);
   std::uint64_t successor =
       std::atomic_ref<std::uint64_t>(node.next).load(std::memory_order_acquire);
@@ -146,8 +156,14 @@ void LockTable::finish_release(const Release& release) {
 LockTable::Release LockTable::begin_release(std::size_t id, std::uint64_t epoch,
                                             std::span<const std::uint64_t> notices,
                                             std::span<const std::byte> diffs) {
-  // A moved lock's record is no shared word: freeing it is a call too.
-  if (notices.empty() && diffs.empty() && !(calls(id) && homes_.moved(id))) return {id, false};
+  // A moved lock's record is no shared word, and a home that keeps the
+  // queue hands the lock on: freeing it is a call too.
+  if (notices.empty() && diffs.empty() && !(calls(id) && (homes_.moved(id) || queued_at_home_)))
+    return {id, false};
+  if (calls(id) && queued_at_home_) {
+    release_one_way(id, epoch, notices, diffs);
+    return {id, true, true};  // the home hands it on
+  }
   if (calls(id)) {
     // A waiter already linked gets the lock from finish_release(); otherwise
     // the home frees it with the append, unless one queues meanwhile.
@@ -189,6 +205,20 @@ LockTable::Release LockTable::begin_release(std::size_t id, std::uint64_t epoch,
   seen_epoch_[id] = epoch;
   seen_count_[id] = to;
   return {id, false};
+}
+
+void LockTable::hand_on(std::size_t id) {
+  const int next = queues_.pass(id, transport_.rank());
+  if (next >= 0) words_.add<std::uint64_t>(next, node_offset(id) + offsetof(QueueNode, granted), 1);
+}
+
+void LockTable::complete_releases() {
+  while (!released_to_.empty()) {
+    const int home = released_to_.back();
+    transport_.flush(home);  // the handler has run there
+    released_to_.pop_back();
+    releasing_to_[static_cast<std::size_t>(home)] = false;
+  }
 }
 
 bool LockTable::read_new_notices(std::size_t id, std::uint64_t epoch,

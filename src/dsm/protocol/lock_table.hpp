@@ -19,7 +19,9 @@
 // callers of both kinds share one queue; a NIC's atomics are not coherent
 // with the CPU's, so where some rank reaches some home through RDMA, every
 // acquire swaps with UCX. An acquiring call may also bring pages the lock's
-// home is home to, written since (lock_grants.hpp).
+// home is home to, written since (lock_grants.hpp). Where every rank is
+// alone on its node, the home keeps each lock's queue itself and hands the
+// lock on (lock_queues.hpp): a release is then a one-way call.
 #pragma once
 
 #include <atomic>
@@ -34,6 +36,7 @@
 #include "dsm/memory/shared_words.hpp"
 #include "lock_grants.hpp"
 #include "lock_homes.hpp"
+#include "lock_queues.hpp"
 #include "mpidsm/transport.hpp"
 #include "notice_log.hpp"
 #include "sharing.hpp"
@@ -119,6 +122,10 @@ class LockTable {
   // (valid until this thread's next call), or nullptr.
   const std::byte* granted(std::size_t page) const;
   void finish_release(const Release& release);
+  // The one-way releases this rank sent (where homes keep the queues) have
+  // been applied at their homes: before a barrier or a sync tells anyone
+  // of this rank's releases.
+  void complete_releases();
 
   // The lock's flag word at its home (Dsm::set_flag): set to `value`, or read.
   void set_flag(std::size_t id, std::uint64_t value);
@@ -202,6 +209,17 @@ class LockTable {
   bool append_through_call(std::size_t id, std::uint64_t epoch,
                            std::span<const std::uint64_t> notices, std::span<const std::byte> diffs,
                            bool free);
+  // Where the home keeps the queue: the release as a one-way call.
+  void release_one_way(std::size_t id, std::uint64_t epoch, std::span<const std::uint64_t> notices,
+                       std::span<const std::byte> diffs);
+  // A release call's bytes into release_call_; their size.
+  std::size_t compose_release(std::size_t id, std::uint64_t epoch,
+                              std::span<const std::uint64_t> notices,
+                              std::span<const std::byte> diffs, bool free);
+  // The home keeps the queues: its own acquire (0 when it holds the lock
+  // now, else non-zero: queued) and its hand-over of a lock it released.
+  std::uint64_t queue_here(std::size_t id) { return queues_.take(id, transport_.rank()) ? 0 : me_; }
+  void hand_on(std::size_t id);
   // At the home, inside its progress: swaps the caller in and answers.
   static Answer answer_acquire(void* context, int source, const std::byte* bytes, std::size_t size);
   // At the home: answers a holder's call for the log.
@@ -219,6 +237,16 @@ class LockTable {
   // At the home: appends a holder's notices, frees the lock if asked and
   // nobody queued, and answers.
   static Answer answer_release(void* context, int source, const std::byte* bytes, std::size_t size);
+  // At the home that keeps the queue: appends a holder's notices (a one-way
+  // call) and hands the lock to the next waiter.
+  static void take_release(void* context, int source, std::uint64_t, const std::byte* bytes,
+                           std::size_t size);
+  // At the home: the release call, checked (a malformed one aborts), and
+  // its diffs applied and notices appended; the log's entries then.
+  ReleaseCall checked_release(int source, const std::byte* bytes, std::size_t size) const;
+  std::uint64_t append_release(const ReleaseCall& call, int source, const std::byte* entries);
+  // At the home, inside a handler: `next` (-1: nobody) holds `id` now.
+  void grant_from_handler(std::size_t id, int next);
   // The lock record of `id`, homed here: in the shared words at its static
   // home, else moved here (a call may come before this rank made the move).
   std::byte* local_record(std::size_t id) {
@@ -254,12 +282,12 @@ class LockTable {
   SharedWords words_;
   LazyArray<std::uint64_t> seen_epoch_;  // per id: epoch of seen_count_
   LazyArray<std::uint64_t> seen_count_;  // per id: log entries already read
-  std::uint32_t acquire_handler_, release_handler_, log_handler_;
+  std::uint32_t acquire_handler_, release_handler_, log_handler_, one_way_release_handler_;
   Transport::RemoteHandler apply_diffs_;
   void* apply_context_;
   std::size_t max_diffs_;
-  // A release call's bytes, until its answer is in (begin_release's callers
-  // serialise it).
+  // A release call's bytes, until its answer is in, or until UCX has sent
+  // a one-way release (begin_release's callers serialise it).
   LazyArray<std::byte> release_call_;
   std::vector<std::size_t> abandoned_;           // ids whose wait was abandoned, queued still
   std::atomic<std::size_t> abandoned_count_{0};  // abandoned_.size()
@@ -274,7 +302,14 @@ class LockTable {
   }
   std::size_t movable_;
   bool every_rank_alone(MPI_Comm comm) const;
-  LockHomes homes_;                   // moves only where every rank is alone on its node
+  // Every rank alone on its node and every home called: homes keep the
+  // queues (queues_), and locks may move (homes_).
+  bool queued_at_home_;
+  LockQueues queues_;
+  // The homes one-way releases went to since complete_releases(), each once.
+  std::vector<int> released_to_;
+  std::vector<bool> releasing_to_;  // per rank: in released_to_
+  LockHomes homes_;
   std::span<const std::byte> pages_;  // this rank's master copies
   std::size_t page_size_;
   SharingRecord& sharing_;
