@@ -2,11 +2,11 @@
 // start-up only the worker addresses travel (one allgather); an endpoint,
 // and over tcp its connection, exists only for a peer this rank has talked
 // to, so a rank that talks to a few peers of a large job pays for those
-// few (docs/scaling.md), plus the liveness ring below. Peers on this node connect at once: they reach
-// each other through shared memory, whose mappings (rkey_ptr) direct loads
-// and stores use from the first registration on, and a node holds tens of
-// ranks, not thousands. A setting (MPIDSM_EAGER_CONNECT) connects every
-// pair at start-up instead.
+// few (docs/scaling.md), plus the liveness ring below. Peers on this node
+// connect at once: they reach each other through shared memory, whose
+// mappings (rkey_ptr) direct loads and stores use from the first
+// registration on, and a node holds tens of ranks, not thousands. A
+// setting (MPIDSM_EAGER_CONNECT) connects every pair at start-up instead.
 #pragma once
 
 #include <mpi.h>
