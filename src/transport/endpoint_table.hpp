@@ -27,9 +27,10 @@ class EndpointTable {
  public:
   // How many peers a table connects to at start-up.
   enum class Wiring {
-    node,       // this rank itself and the peers `liveness` watches (this node)
-    node_ring,  // those, and the ranks 2^k before and after this one
-    every,      // every rank (MPIDSM_EAGER_CONNECT=1)
+    // this rank itself, the peers `liveness` watches (this node), and the
+    // ranks 2^k before and after this one
+    node_ring,
+    every,  // every rank (MPIDSM_EAGER_CONNECT=1)
   };
   // Collective: learns every rank's address of the same worker and connects
   // as `wiring` says. `watches` (per rank) outlives the table.

@@ -190,8 +190,7 @@ Answer LockTable::answer_acquire(void* context, int source, const std::byte* byt
     answer.predecessor = table.queues_.take(call.id, source) ? 0 : 1;  // 1: queued
   else
     answer.predecessor =
-        std::atomic_ref<std::uint64_t>(
-            *reinterpret_cast<std::uint64_t*>(table.local_record(call.id) + LockRecordLayout::tail))
+        std::atomic_ref<std::uint64_t>(table.tail_here(call.id))
             .exchange(static_cast<std::uint64_t>(source) + 1, std::memory_order_seq_cst);
   if (answer.predecessor != 0) return {&answer.predecessor, sizeof answer.predecessor, true};
   return {&answer, table.fill_log_answer(call, source), true};
