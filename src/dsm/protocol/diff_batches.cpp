@@ -42,8 +42,19 @@ DiffShape DiffBatches::add(int home, std::size_t page, const std::byte* twin,
     batch.used = 0;
   }
   DiffShape shape;
-  batch.used +=
+  const std::size_t length =
       encode_diff(kernel_, page, twin, data, page_size_, buffer(batch.buffer) + batch.used, shape);
+  // An unchanged page changes nothing at its home: its record would only
+  // cost a message and a flush (a copy a lock's release kept writable is
+  // often found unchanged at the next lock's release, bound for another home).
+  if (shape.bytes == 0) {
+    if (batch.used == 0) {
+      free_.push_back(batch.buffer);
+      batch.buffer = kNone;
+    }
+    return shape;
+  }
+  batch.used += length;
   return shape;
 }
 

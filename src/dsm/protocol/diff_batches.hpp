@@ -33,8 +33,8 @@ class DiffBatches {
   // Bytes one batch holds at most.
   static std::size_t capacity_for(std::size_t page_size);
 
-  // Gathers the changes of `page` (against `twin`) for `home`. Completion:
-  // send() and then a flush of the home.
+  // Gathers the changes of `page` (against `twin`) for `home`; an unchanged
+  // page adds nothing. Completion: send() and then a flush of the home.
   DiffShape add(int home, std::size_t page, const std::byte* twin, const std::byte* data);
   // Sends every batch gathered so far.
   void send();
