@@ -9,7 +9,11 @@
  * The MPI-native twin computes the same private forces, sums them with
  * MPI_Allreduce and shares the new positions with MPI_Allgatherv. Both must
  * match a sequential run (to 1e-9 relative: the sums' order differs).
- *   mpirun -np N jia_water [-m 1024 molecules] [-t 20 steps] [-r 3] [-s 1] */
+ * -o 1 also times the JIAJIA program written with MPI-3 one-sided calls
+ * (water_onesided.h): what MPI's own runtime makes of its locks and
+ * barriers. Across hosts, give it an osc component that works there (Open
+ * MPI 4.1: OMPI_MCA_osc=pt2pt; osc/ucx over tcp times out).
+ *   mpirun -np N jia_water [-m 1024 molecules] [-t 20 steps] [-r 3] [-s 1] [-o 1] */
 #include <jia.h>
 #include <math.h>
 #include <mpi.h>
@@ -19,66 +23,18 @@
 #include <unistd.h>
 
 #include "jia_app.h"
-
-static long n;
-static double box;
-static const double kCutoff2 = 6.25, kStep = 0.0005;
-
-static void initial_positions(double* position, long first, long last) {
-  const long side = (long)ceil(cbrt((double)n));
-  for (long i = first; i < last; ++i) {
-    unsigned long h = (unsigned long)i * 2654435761ul;
-    for (int d = 0; d < 3; ++d) {
-      const long cell = d == 0 ? i % side : d == 1 ? (i / side) % side : i / (side * side);
-      h = h * 6364136223846793005ul + 1442695040888963407ul;
-      position[(i - first) * 3 + d] =
-          ((double)cell + 0.5 + 0.1 * ((double)(h >> 40) / 16777216.0 - 0.5)) * 1.2;
-    }
-  }
-}
-
-/* Forces between molecules [first, last) and the next n/2 molecules, added
- * into `force` (all n molecules). */
-static void compute_forces(const double* position, long first, long last, double* force) {
-  for (long i = first; i < last; ++i)
-    for (long k = 1; k <= n / 2; ++k) {
-      const long j = (i + k) % n;
-      if (n % 2 == 0 && k == n / 2 && i >= n / 2) continue; /* that pair is counted from j */
-      double delta[3], r2 = 0;
-      for (int d = 0; d < 3; ++d) {
-        double x = position[i * 3 + d] - position[j * 3 + d];
-        x -= box * nearbyint(x / box); /* the nearest image */
-        delta[d] = x;
-        r2 += x * x;
-      }
-      if (r2 >= kCutoff2) continue;
-      const double inv2 = 1.0 / r2, inv6 = inv2 * inv2 * inv2;
-      const double scale = 24.0 * inv6 * (2.0 * inv6 - 1.0) * inv2;
-      for (int d = 0; d < 3; ++d) {
-        force[i * 3 + d] += scale * delta[d];
-        force[j * 3 + d] -= scale * delta[d];
-      }
-    }
-}
-
-/* Moves molecules [first, last) by their forces. */
-static void move(double* position, double* velocity, const double* force, long first, long last) {
-  for (long i = first; i < last; ++i)
-    for (int d = 0; d < 3; ++d) {
-      velocity[(i - first) * 3 + d] += kStep * force[i * 3 + d];
-      double x = position[i * 3 + d] + kStep * velocity[(i - first) * 3 + d];
-      position[i * 3 + d] = x - box * floor(x / box);
-    }
-}
+#include "water_model.h"
+#include "water_onesided.h"
 
 int main(int argc, char** argv) {
   jia_init(argc, argv);
-  const char* usage = "[-m molecules] [-t steps] [-r repetitions] [-s 1]";
-  n = app_option(argc, argv, 'm', 1024, usage);
+  const char* usage = "[-m molecules] [-t steps] [-r repetitions] [-s 1] [-o 1]";
+  const long n = app_option(argc, argv, 'm', 1024, usage);
   const int steps = (int)app_option(argc, argv, 't', 20, usage);
   const int reps = (int)app_option(argc, argv, 'r', 5, usage);
   const int stats = app_option(argc, argv, 's', 0, usage) != 0;
-  box = ceil(cbrt((double)n)) * 1.2;
+  const int onesided = app_option(argc, argv, 'o', 0, usage) != 0;
+  water_model_init(n);
   const long first = n * jiapid / jiahosts, last = n * (jiapid + 1) / jiahosts, mine = last - first;
   const int bytes = (int)(n * 3 * (long)sizeof(double));
   double* position = (double*)jia_alloc3(bytes, bytes / jiahosts, 0);
@@ -91,13 +47,17 @@ int main(int argc, char** argv) {
   double* summed = malloc((size_t)(n * 3) * sizeof(double));
   int *counts, *offsets;
   app_block_shares(n, 3, &counts, &offsets); /* molecules of 3 coordinates */
+  /* The one-sided version's homes: jia_alloc3's blocks of whole pages. */
+  const long block_pages = (bytes / jiahosts + page_doubles * 8 - 1) / (page_doubles * 8);
+  water_onesided_t* onesided_version =
+      onesided ? water_onesided_create(first, last, block_pages > 0 ? block_pages : 1) : NULL;
 
-  double dsm_time[16], mpi_time[16];
+  double dsm_time[16], mpi_time[16], onesided_time[16];
   const int runs = reps < 16 ? reps : 16;
   traffic_tally_t traffic = {0};
   for (int rep = 0; rep < runs; ++rep) {
     app_begin_dsm(&traffic);
-    initial_positions(position + first * 3, first, last);
+    water_initial_positions(position + first * 3, first, last);
     memset(force + first * 3, 0, (size_t)(mine * 3) * sizeof(double));
     memset(velocity, 0, (size_t)(mine * 3) * sizeof(double));
     if (stats && rep == runs - 1) jia_startstat();
@@ -105,7 +65,7 @@ int main(int argc, char** argv) {
     jia_barrier(); /* publishes the initialisation: timed (report.h) */
     for (int t = 0; t < steps; ++t) {
       memset(private_force, 0, (size_t)(n * 3) * sizeof(double));
-      compute_forces(position, first, last, private_force);
+      water_compute_forces(position, first, last, private_force);
       /* Pages in a different order on each host, so hosts rarely queue. */
       for (long k = 0; k < force_pages; ++k) {
         const long page = (k + jiapid * force_pages / jiahosts) % force_pages;
@@ -116,7 +76,7 @@ int main(int argc, char** argv) {
         jia_unlock((int)page);
       }
       jia_barrier();
-      move(position, velocity, force, first, last);
+      water_move(position, velocity, force, first, last);
       memset(force + first * 3, 0, (size_t)(mine * 3) * sizeof(double));
       jia_barrier();
     }
@@ -125,28 +85,32 @@ int main(int argc, char** argv) {
     if (stats && rep == runs - 1) jia_stopstat();
     tally_begin_mpi(&traffic);
 
-    initial_positions(all_positions + first * 3, first, last);
+    water_initial_positions(all_positions + first * 3, first, last);
     MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, all_positions, counts, offsets, MPI_DOUBLE,
                    MPI_COMM_WORLD);
     memset(velocity, 0, (size_t)(mine * 3) * sizeof(double));
     start = start_together();
     for (int t = 0; t < steps; ++t) {
       memset(private_force, 0, (size_t)(n * 3) * sizeof(double));
-      compute_forces(all_positions, first, last, private_force);
+      water_compute_forces(all_positions, first, last, private_force);
       MPI_Allreduce(private_force, summed, (int)(n * 3), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-      move(all_positions, velocity, summed, first, last);
+      water_move(all_positions, velocity, summed, first, last);
       MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, all_positions, counts, offsets, MPI_DOUBLE,
                      MPI_COMM_WORLD);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     mpi_time[rep] = MPI_Wtime() - start;
     tally_end_mpi(&traffic);
+    if (onesided_version) onesided_time[rep] = water_onesided_run(onesided_version, steps);
   }
   char title[160];
   snprintf(title, sizeof title, "jia_water %ld molecules, %d steps, %d host%s", n, steps, jiahosts,
            jiahosts > 1 ? "s" : "");
   app_report(title, dsm_time, mpi_time, runs, (double)steps, "steps/s");
   tally_report(&traffic);
+  if (onesided_version)
+    report_reference("MPI one-sided", "one-sided/MPI", onesided_time, mpi_time, runs, (double)steps,
+                     "steps/s");
 
   /* Host 0: a sequential run against both (relative 1e-9: sums differ in order). */
   int ok = 1;
@@ -154,23 +118,26 @@ int main(int argc, char** argv) {
     double* p = malloc((size_t)(n * 3) * sizeof(double));
     double* v = calloc((size_t)(n * 3), sizeof(double));
     double* f = malloc((size_t)(n * 3) * sizeof(double));
-    initial_positions(p, 0, n);
+    water_initial_positions(p, 0, n);
     for (int t = 0; t < steps; ++t) {
       memset(f, 0, (size_t)(n * 3) * sizeof(double));
-      compute_forces(p, 0, n, f);
-      move(p, v, f, 0, n);
+      water_compute_forces(p, 0, n, f);
+      water_move(p, v, f, 0, n);
     }
     double worst = 0, moved = 0;
     double* start_positions = malloc((size_t)(n * 3) * sizeof(double));
-    initial_positions(start_positions, 0, n);
+    water_initial_positions(start_positions, 0, n);
     for (long x = 0; x < n * 3; ++x) moved = fmax(moved, fabs(p[x] - start_positions[x]));
     free(start_positions);
-    for (long x = 0; x < n * 3; ++x) {
-      const double scale = fabs(p[x]) > 1 ? fabs(p[x]) : 1;
-      const double a = fabs(position[x] - p[x]) / scale, b = fabs(all_positions[x] - p[x]) / scale;
-      if (a > worst || a != a) worst = a != a ? INFINITY : a;
-      if (b > worst || b != b) worst = b != b ? INFINITY : b;
-    }
+    const double* versions[3] = {
+        position, all_positions,
+        onesided_version ? water_onesided_positions(onesided_version) : position};
+    for (int version = 0; version < 3; ++version)
+      for (long x = 0; x < n * 3; ++x) {
+        const double scale = fabs(p[x]) > 1 ? fabs(p[x]) : 1;
+        const double a = fabs(versions[version][x] - p[x]) / scale;
+        if (a > worst || a != a) worst = a != a ? INFINITY : a;
+      }
     /* A run in which nothing moved would prove nothing. */
     ok = worst < 1e-9 && moved > 1e-6;
     printf("  largest move %.3e; largest relative difference from the sequential run: %.2e\n",
@@ -179,7 +146,9 @@ int main(int argc, char** argv) {
     free(v);
     free(f);
   }
-  const int status = app_verdict(ok, "DSM and MPI-native positions");
+  const int status = app_verdict(ok, onesided_version ? "DSM, MPI-native and one-sided positions"
+                                                      : "DSM and MPI-native positions");
+  if (onesided_version) water_onesided_free(onesided_version);
   free(private_force);
   free(velocity);
   free(all_positions);

@@ -89,6 +89,20 @@ void report_runs(const char* title, const char* dsm_label, const double* dsm, co
   fflush(stdout);
 }
 
+void report_reference(const char* label, const char* ratio_name, const double* times,
+                      const double* mpi, int reps, double work, const char* unit) {
+  if (!is_rank_zero() || reps <= 0) return;
+  double* ratios = malloc((size_t)reps * sizeof(double));
+  for (int r = 0; r < reps; ++r) ratios[r] = times[r] / mpi[r];
+  const spread_t t = spread_of(times, reps), m = spread_of(mpi, reps), q = spread_of(ratios, reps);
+  free(ratios);
+  printf("  %-12s  %9.4f s  %10.2f %s   (min-max %.4f-%.4f s)\n", label, t.median, work / t.median,
+         unit, t.min, t.max);
+  printf("  %-12s  %9.3f   (min-max %.3f-%.3f over %d interleaved runs)\n", ratio_name,
+         t.median / m.median, q.min, q.max, reps);
+  fflush(stdout);
+}
+
 void tally_begin_dsm(traffic_tally_t* tally, dsm_counts_t now) {
   tally->dsm_mark = now;
   tally->mpi_mark = mpi_traffic();

@@ -34,6 +34,12 @@ double start_together(void);
 void report_runs(const char* title, const char* dsm_label, const double* dsm, const double* mpi,
                  int reps, double work, const char* unit);
 
+/* A third version's timings, interleaved with the same repetitions (a
+ * reference such as the same program on MPI's one-sided calls), and their
+ * ratio to the MPI twin's, named `ratio_name` ("one-sided/MPI"). */
+void report_reference(const char* label, const char* ratio_name, const double* times,
+                      const double* mpi, int reps, double work, const char* unit);
+
 /* What the DSM side can say of itself at a moment: messages and bytes it
  * sent through mpidsm, pages its DSM brought in (on one node mostly copied
  * from mapped memory, which no message counts), intervals it ended (each
