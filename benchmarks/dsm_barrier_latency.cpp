@@ -16,6 +16,7 @@
 //   sync_halo     halo_page with Dsm::sync_with the previous and next ranks
 //                 (the reader of this rank's page, the writer of the page it
 //                 reads) instead of the barrier; the same MPI column
+// Homes stay where the allocation placed them (no home migration).
 //   mpirun -np N dsm_barrier_latency [-i n] [-x n] [-f] [--csv]
 #include <algorithm>
 #include <cstring>
@@ -34,6 +35,11 @@ int main(int argc, char** argv) {
     Harness h(argc, argv,
               {"DSM Barrier Latency", Unit::latency_us, false, false, 1, "MPI_Barrier"});
     Dsm dsm(h.runtime());
+    // The rows are about pages homed on another rank: with homes moving to
+    // their only writer (MPIDSM_HOME_MIGRATION's default), the written pages
+    // would become the writer's after a few iterations, and the rows would
+    // time barriers with nothing to diff.
+    dsm.set_home_migration(HomeMigration::off);
     const int me = h.rank(), ranks = h.size();
     const std::size_t page = dsm.page_size(), per_rank = 8192;
     // Pages homed block-wise: rank r's slab is [r*per_rank, (r+1)*per_rank).

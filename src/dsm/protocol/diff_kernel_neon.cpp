@@ -38,9 +38,6 @@ struct Neon {
     vst1_u8(reinterpret_cast<std::uint8_t*>(out), vtbl1_u8(vcreate_u8(word), row));
     return kBitsSet[mask];
   }
-  static void store(std::byte* to, const std::byte* from, std::uint64_t changed) {
-    store_changed_runs(to, from, changed);
-  }
 };
 
 #include "diff_kernel_body.hpp"

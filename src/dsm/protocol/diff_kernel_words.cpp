@@ -21,9 +21,6 @@ struct Words {
   static unsigned compact(std::uint64_t word, unsigned mask, std::byte* out) {
     return compact_word_portable(word, mask, out);
   }
-  static void store(std::byte* to, const std::byte* from, std::uint64_t changed) {
-    store_changed_runs(to, from, changed);
-  }
 };
 
 #include "diff_kernel_body.hpp"

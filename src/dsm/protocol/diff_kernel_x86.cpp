@@ -1,7 +1,7 @@
 // The diff kernels of x86-64 CPUs:
 //   avx2: most CPUs since 2013, AMD's before Zen 4 included. 32-byte
-//     compares, PSHUFB to pack words, and stores run by run,
-//     since AVX2 has no byte-masked store.
+//     compares, PSHUFB to pack words, and stores run by run or byte by
+//     byte (diff_kernel_body.hpp), since AVX2 has no byte-masked store.
 //   avx512: CPUs with AVX-512BW. 64-byte compares and byte-masked stores
 //     (masked-off bytes are not written at all, not read and written back,
 //     so other writers' bytes stay intact); packing as AVX2's, PSHUFB to
@@ -36,9 +36,6 @@ struct Avx2 {
     _mm_storel_epi64(reinterpret_cast<__m128i*>(out),
                      _mm_shuffle_epi8(_mm_cvtsi64_si128(static_cast<long long>(word)), row));
     return kBitsSet[mask];
-  }
-  MPIDSM_AVX2 static void store(std::byte* to, const std::byte* from, std::uint64_t changed) {
-    store_changed_runs(to, from, changed);
   }
 };
 
