@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
   int *counts, *offsets;
   app_block_shares(n, 3, &counts, &offsets); /* molecules of 3 coordinates */
   /* The one-sided version's homes: jia_alloc3's blocks of whole pages. */
-  const long block_pages = (bytes / jiahosts + page_doubles * 8 - 1) / (page_doubles * 8);
+  const long page_bytes = page_doubles * (long)sizeof(double);
+  const long block_pages = (bytes / jiahosts + page_bytes - 1) / page_bytes;
   water_onesided_t* onesided_version =
       onesided ? water_onesided_create(first, last, block_pages > 0 ? block_pages : 1) : NULL;
 
@@ -131,8 +132,8 @@ int main(int argc, char** argv) {
     free(start_positions);
     const double* versions[3] = {
         position, all_positions,
-        onesided_version ? water_onesided_positions(onesided_version) : position};
-    for (int version = 0; version < 3; ++version)
+        onesided_version ? water_onesided_positions(onesided_version) : NULL};
+    for (int version = 0; version < 3 && versions[version]; ++version)
       for (long x = 0; x < n * 3; ++x) {
         const double scale = fabs(p[x]) > 1 ? fabs(p[x]) : 1;
         const double a = fabs(versions[version][x] - p[x]) / scale;

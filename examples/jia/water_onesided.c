@@ -17,7 +17,7 @@
 #include "water_model.h"
 
 struct water_onesided {
-  long n, first, last, doubles, page, block, force_pages;
+  long first, last, doubles, page, block, pages;
   int hosts, me;
   MPI_Win force_win, position_win;
   double *position, *force, *private_force, *velocity, *page_buffer;
@@ -55,15 +55,14 @@ water_onesided_t* water_onesided_create(long first, long last, long block_pages)
   water_onesided_t* w = calloc(1, sizeof *w);
   MPI_Comm_size(MPI_COMM_WORLD, &w->hosts);
   MPI_Comm_rank(MPI_COMM_WORLD, &w->me);
-  w->n = water_molecules();
   w->first = first;
   w->last = last;
-  w->doubles = w->n * 3;
+  w->doubles = water_molecules() * 3;
   w->page = sysconf(_SC_PAGESIZE) / (long)sizeof(double);
   w->block = block_pages;
-  w->force_pages = (w->doubles + w->page - 1) / w->page;
+  w->pages = (w->doubles + w->page - 1) / w->page;
   /* The pages homed here: whole blocks, the last one perhaps partly used. */
-  const long blocks = (w->force_pages + w->block - 1) / w->block;
+  const long blocks = (w->pages + w->block - 1) / w->block;
   const long mine = (blocks + w->hosts - 1) / w->hosts * w->block * w->page;
   double* base;
   MPI_Win_allocate((MPI_Aint)(mine * (long)sizeof(double)), sizeof(double), MPI_INFO_NULL,
@@ -83,8 +82,8 @@ water_onesided_t* water_onesided_create(long first, long last, long block_pages)
  * ones, a page at a time under its home's lock, starting at a different
  * page on each host (as water.c does). */
 static void add_forces(water_onesided_t* w) {
-  for (long k = 0; k < w->force_pages; ++k) {
-    const long page = (k + w->me * w->force_pages / w->hosts) % w->force_pages;
+  for (long k = 0; k < w->pages; ++k) {
+    const long page = (k + w->me * w->pages / w->hosts) % w->pages;
     const long begin = page * w->page;
     const long end = begin + w->page < w->doubles ? begin + w->page : w->doubles;
     const int home = home_of(w, page), count = (int)(end - begin);

@@ -66,6 +66,23 @@ double start_together(void) {
   return MPI_Wtime();
 }
 
+/* "<label>  <median> s  <rate> <unit>   (min-max <min>-<max> s)" */
+static void print_times(const char* label, spread_t s, double work, const char* unit) {
+  printf("  %-12s  %9.4f s  %10.2f %s   (min-max %.4f-%.4f s)\n", label, s.median, work / s.median,
+         unit, s.min, s.max);
+}
+
+/* "<name>  <ratio of medians>   (min-max <per-repetition ratios> ...)" of
+ * `times` to the MPI twin's. */
+static void print_ratio(const char* name, const double* times, const double* mpi, int reps) {
+  double* ratios = malloc((size_t)reps * sizeof(double));
+  for (int r = 0; r < reps; ++r) ratios[r] = times[r] / mpi[r];
+  const spread_t t = spread_of(times, reps), m = spread_of(mpi, reps), q = spread_of(ratios, reps);
+  free(ratios);
+  printf("  %-12s  %9.3f   (min-max %.3f-%.3f over %d interleaved runs)\n", name,
+         t.median / m.median, q.min, q.max, reps);
+}
+
 void report_runs(const char* title, const char* dsm_label, const double* dsm, const double* mpi,
                  int reps, double work, const char* unit) {
   if (!is_rank_zero() || reps <= 0) return;
@@ -73,33 +90,20 @@ void report_runs(const char* title, const char* dsm_label, const double* dsm, co
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   char model[256];
   cpu_model(model, sizeof model);
-  double* ratios = malloc((size_t)reps * sizeof(double));
-  for (int r = 0; r < reps; ++r) ratios[r] = dsm[r] / mpi[r];
-  const spread_t d = spread_of(dsm, reps), m = spread_of(mpi, reps), q = spread_of(ratios, reps);
-  free(ratios);
   printf("%s\n", title);
   printf("  machine       %s (%s), %d rank%s\n", model, vector_extensions(), ranks,
          ranks == 1 ? "" : "s");
-  printf("  %-12s  %9.4f s  %10.2f %s   (min-max %.4f-%.4f s)\n", dsm_label, d.median,
-         work / d.median, unit, d.min, d.max);
-  printf("  %-12s  %9.4f s  %10.2f %s   (min-max %.4f-%.4f s)\n", "MPI-native", m.median,
-         work / m.median, unit, m.min, m.max);
-  printf("  DSM/MPI       %9.3f   (min-max %.3f-%.3f over %d interleaved runs)\n",
-         d.median / m.median, q.min, q.max, reps);
+  print_times(dsm_label, spread_of(dsm, reps), work, unit);
+  print_times("MPI-native", spread_of(mpi, reps), work, unit);
+  print_ratio("DSM/MPI", dsm, mpi, reps);
   fflush(stdout);
 }
 
 void report_reference(const char* label, const char* ratio_name, const double* times,
                       const double* mpi, int reps, double work, const char* unit) {
   if (!is_rank_zero() || reps <= 0) return;
-  double* ratios = malloc((size_t)reps * sizeof(double));
-  for (int r = 0; r < reps; ++r) ratios[r] = times[r] / mpi[r];
-  const spread_t t = spread_of(times, reps), m = spread_of(mpi, reps), q = spread_of(ratios, reps);
-  free(ratios);
-  printf("  %-12s  %9.4f s  %10.2f %s   (min-max %.4f-%.4f s)\n", label, t.median, work / t.median,
-         unit, t.min, t.max);
-  printf("  %-12s  %9.3f   (min-max %.3f-%.3f over %d interleaved runs)\n", ratio_name,
-         t.median / m.median, q.min, q.max, reps);
+  print_times(label, spread_of(times, reps), work, unit);
+  print_ratio(ratio_name, times, mpi, reps);
   fflush(stdout);
 }
 
