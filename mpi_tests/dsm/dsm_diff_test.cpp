@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "dsm_fixture.hpp"
@@ -119,6 +120,49 @@ TEST_F(DsmTest, AHomeBlockedInMpiStillTakesDiffs) {
   }
   d.barrier();
   d.free(values);
+}
+
+// The home writes its own bytes of its pages while a writer's release
+// stores the writer's bytes into them: on one node, where the home's view
+// of a page is read-only, with whole vectors that read back the bytes
+// around the writer's (master_guards.hpp). No byte of either may be lost.
+// The home writes a byte of every page in turn, so whichever page the
+// release stores, the home is writing it too; more pages than can stay hot
+// (writable between releases) fault at the home's first write each round.
+TEST_F(DsmTest, AHomeWritingBesideAReleaseLosesNoByte) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs a home and a writer";
+  const testing::FixedHomes fixed(d, *runtime_);
+  constexpr std::size_t pages = 96;
+  const std::size_t page = d.page_size(), size = pages * page;
+  auto* bytes = d.allocate<std::uint8_t>(size, Placement::on(0));
+  auto homes_byte = [](std::size_t i) { return i % 8 == 7; };  // the rest are rank 1's
+  auto value = [](int round, std::size_t i) {
+    return static_cast<std::uint8_t>(static_cast<std::size_t>(round) * 3 + i);
+  };
+  constexpr int rounds = 30;
+  for (int round = 1; round <= rounds; ++round) {
+    if (me == 1) {
+      d.lock(3);
+      for (std::size_t i = 0; i < size; ++i)
+        if (!homes_byte(i)) bytes[i] = value(round, i);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 1) d.unlock(3);
+    if (me == 0)
+      for (std::size_t offset = 7; offset < page; offset += 8)
+        for (std::size_t i = offset; i < size; i += page) bytes[i] = value(round, i);
+    d.barrier();
+    std::size_t wrong = 0, first = size;
+    for (std::size_t i = 0; i < size; ++i)
+      if (bytes[i] != value(round, i) && wrong++ == 0) first = i;
+    ASSERT_EQ(wrong, 0u) << "rank " << me << ", round " << round << ": first wrong byte " << first
+                         << " (page " << first / page << ", written by rank "
+                         << (homes_byte(first) ? 0 : 1) << ")";
+  }
+  d.barrier();
+  d.free(bytes);
 }
 
 }  // namespace

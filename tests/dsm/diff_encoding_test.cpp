@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstring>
 #include <random>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -90,17 +91,48 @@ std::vector<const DiffKernelOps*> kernels_here() {
   return kernels;
 }
 
-// Parameterised by kind (a pointer would make the test names differ per run).
-class EveryKernel : public ::testing::TestWithParam<DiffKernel> {
+// Parameterised by kind (a pointer would make the test names differ per run)
+// and by how the home's page is held: alone (whole vectors may be stored) or
+// beside other writers (exactly the changed bytes).
+using KernelAndAccess = std::tuple<DiffKernel, PageAccess>;
+class EveryKernel : public ::testing::TestWithParam<KernelAndAccess> {
  protected:
-  const DiffKernelOps& kernel() const { return *find_diff_kernel(GetParam()); }
+  const DiffKernelOps& kernel() const { return *find_diff_kernel(std::get<0>(GetParam())); }
+  PageAccess access() const { return std::get<1>(GetParam()); }
 };
 
-std::vector<DiffKernel> kinds_here() {
-  std::vector<DiffKernel> kinds;
-  for (const DiffKernelOps* kernel : kernels_here()) kinds.push_back(kernel->kind);
+std::vector<KernelAndAccess> kinds_here() {
+  std::vector<KernelAndAccess> kinds;
+  for (const DiffKernelOps* kernel : kernels_here())
+    for (PageAccess access : {PageAccess::shared, PageAccess::exclusive})
+      kinds.emplace_back(kernel->kind, access);
   return kinds;
 }
+
+// Hands out `access` for every page and checks that each is released, once,
+// before the next is held.
+class CountingGuard final : public PageGuard {
+ public:
+  explicit CountingGuard(PageAccess access) : access_(access) {}
+  PageAccess acquire(std::size_t page) override {
+    EXPECT_FALSE(held_) << "page " << page << " held while page " << page_ << " is";
+    held_ = true;
+    page_ = page;
+    ++holds;
+    return access_;
+  }
+  void release(std::size_t page) override {
+    EXPECT_TRUE(held_ && page == page_) << "page " << page << " released, not held";
+    held_ = false;
+  }
+  bool idle() const { return !held_; }
+  std::size_t holds = 0;
+
+ private:
+  PageAccess access_;
+  bool held_ = false;
+  std::size_t page_ = 0;
+};
 
 TEST(DiffKernels, ThePortableKernelRunsEverywhereAndAutoPicksTheWidest) {
   ASSERT_NE(find_diff_kernel(DiffKernel::words), nullptr);
@@ -147,15 +179,15 @@ TEST_P(EveryKernel, StoringTwoWritersDiffsKeepsBoth) {
     if (i % 3 == 1) b[i] = ~home[i];
   }
   const Bytes twin = home;
-  kernel().store(twin.data(), a.data(), home.data(), home.size());
-  kernel().store(twin.data(), b.data(), home.data(), home.size());
+  kernel().store(twin.data(), a.data(), home.data(), home.size(), access());
+  kernel().store(twin.data(), b.data(), home.data(), home.size(), access());
   for (std::size_t i = 0; i < home.size(); ++i) {
     const std::byte expected = i % 3 == 0 ? a[i] : i % 3 == 1 ? b[i] : twin[i];
     ASSERT_EQ(home[i], expected) << "byte " << i;
   }
 }
 
-// Stores write the changed bytes and nothing else: a home whose other bytes
+// Stores change the changed bytes and nothing else: a home whose other bytes
 // hold a marker (another writer's bytes) keeps every marker.
 TEST_P(EveryKernel, StoresWriteOnlyChangedBytes) {
   std::vector<std::pair<Bytes, Bytes>> cases;
@@ -165,7 +197,8 @@ TEST_P(EveryKernel, StoresWriteOnlyChangedBytes) {
     const auto& [twin, page] = cases[c];
     Bytes home(twin.size());
     for (std::size_t i = 0; i < home.size(); ++i) home[i] = ~twin[i];  // differs from both
-    const DiffShape shape = kernel().store(twin.data(), page.data(), home.data(), home.size());
+    const DiffShape shape =
+        kernel().store(twin.data(), page.data(), home.data(), home.size(), access());
     const auto runs = runs_of(twin, page);
     ASSERT_EQ(shape.runs, runs.size()) << "case " << c;
     ASSERT_EQ(shape.bytes, bytes_in(runs)) << "case " << c;
@@ -194,21 +227,23 @@ TEST_P(EveryKernel, PacksAsThePortableKernelAndUnpacksOnlyChangedBytes) {
         << "seed " << seed;
     Bytes home(4096);
     for (std::size_t i = 0; i < home.size(); ++i) home[i] = ~twin[i];
-    ASSERT_TRUE(kernel().unpack(masks.data(), packed.data(), count, home.data(), 4096));
+    ASSERT_TRUE(kernel().unpack(masks.data(), packed.data(), count, home.data(), 4096, access()));
     for (std::size_t i = 0; i < home.size(); ++i)
       ASSERT_EQ(home[i], page[i] != twin[i] ? page[i] : ~twin[i])
           << "seed " << seed << " byte " << i;
     if (count > 0) {
-      EXPECT_FALSE(kernel().unpack(masks.data(), packed.data(), count - 1, home.data(), 4096));
-      EXPECT_FALSE(kernel().unpack(masks.data(), packed.data(), count + 1, home.data(), 4096));
+      EXPECT_FALSE(
+          kernel().unpack(masks.data(), packed.data(), count - 1, home.data(), 4096, access()));
+      EXPECT_FALSE(
+          kernel().unpack(masks.data(), packed.data(), count + 1, home.data(), 4096, access()));
     }
   }
 }
 
 // The wire form, applied at the home, writes what a store would, whichever
 // kernel encoded it and whichever applies it.
-void expect_round_trip(const DiffKernelOps& encoder, const Bytes& twin, const Bytes& page,
-                       const char* what) {
+void expect_round_trip(const DiffKernelOps& encoder, PageAccess access, const Bytes& twin,
+                       const Bytes& page, const char* what) {
   const std::size_t size = twin.size(), pages = 3, target_page = 2;
   Bytes message(max_diff_record(size));
   DiffShape shape;
@@ -227,34 +262,40 @@ void expect_round_trip(const DiffKernelOps& encoder, const Bytes& twin, const By
     // Exactly the bytes of the message: a kernel that read past it would
     // be caught by the sanitizers.
     const Bytes exact(message.begin(), message.begin() + static_cast<std::ptrdiff_t>(length));
-    ASSERT_TRUE(apply_diffs(*applier, exact.data(), length, home.data(), pages, size))
+    CountingGuard guard(access);
+    ASSERT_TRUE(apply_diffs(*applier, exact.data(), length, home.data(), pages, size, guard))
         << what << ", applied by " << to_string(applier->kind);
     EXPECT_EQ(home, expected) << what << ", applied by " << to_string(applier->kind);
+    EXPECT_EQ(guard.holds, 1u) << what;
   }
 }
 
 TEST_P(EveryKernel, RoundTripsEveryShapeOfChange) {
   Bytes twin(4096, std::byte{5});
-  expect_round_trip(kernel(), twin, twin, "no change");
+  expect_round_trip(kernel(), access(), twin, twin, "no change");
   Bytes one = twin;
   one[100] = std::byte{6};
-  expect_round_trip(kernel(), twin, one, "one byte");
+  expect_round_trip(kernel(), access(), twin, one, "one byte");
   Bytes all(4096, std::byte{9});
-  expect_round_trip(kernel(), twin, all, "every byte");
+  expect_round_trip(kernel(), access(), twin, all, "every byte");
   Bytes last = twin;
   last[4095] = std::byte{1};
   last[4090] = std::byte{1};
-  expect_round_trip(kernel(), twin, last, "the last word");
+  expect_round_trip(kernel(), access(), twin, last, "the last word");
   auto [before, after] = floats_updated(4096);
-  expect_round_trip(kernel(), before, after, "updated floats");
+  expect_round_trip(kernel(), access(), before, after, "updated floats");
   for (unsigned seed = 1; seed <= 50; ++seed) {
     auto [t, p] = randomly_changed(4096, seed);
-    expect_round_trip(kernel(), t, p, "random changes");
+    expect_round_trip(kernel(), access(), t, p, "random changes");
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(ThisCpu, EveryKernel, ::testing::ValuesIn(kinds_here()),
-                         [](const auto& info) { return std::string(to_string(info.param)); });
+                         [](const auto& info) {
+                           return std::string(to_string(std::get<0>(info.param))) +
+                                  (std::get<1>(info.param) == PageAccess::shared ? "_shared"
+                                                                                 : "_exclusive");
+                         });
 
 // Scattered changes cost about a page on the wire, not a header per run.
 TEST(DiffMessage, ScatteredChangesTakeAboutAPage) {
@@ -275,15 +316,19 @@ TEST(DiffMessage, MalformedMessagesAreRefused) {
   const std::size_t length =
       encode_diff(kernel, 1, twin.data(), page.data(), 4096, message.data(), shape);
   Bytes home(2 * 4096);
-  EXPECT_FALSE(apply_diffs(kernel, message.data(), length - 1, home.data(), 2, 4096))
+  // A refused record leaves no page held.
+  CountingGuard guard(PageAccess::exclusive);
+  EXPECT_FALSE(apply_diffs(kernel, message.data(), length - 1, home.data(), 2, 4096, guard))
       << "truncated";
-  EXPECT_FALSE(apply_diffs(kernel, message.data(), length, home.data(), 1, 4096))
+  EXPECT_TRUE(guard.idle());
+  EXPECT_FALSE(apply_diffs(kernel, message.data(), length, home.data(), 1, 4096, guard))
       << "page past the end";
   Bytes longer(message.begin(), message.begin() + static_cast<std::ptrdiff_t>(length));
   longer.push_back(std::byte{0});
-  EXPECT_FALSE(apply_diffs(kernel, longer.data(), longer.size(), home.data(), 2, 4096))
+  EXPECT_FALSE(apply_diffs(kernel, longer.data(), longer.size(), home.data(), 2, 4096, guard))
       << "trailing byte";
-  EXPECT_TRUE(apply_diffs(kernel, message.data(), length, home.data(), 2, 4096));
+  EXPECT_TRUE(guard.idle());
+  EXPECT_TRUE(apply_diffs(kernel, message.data(), length, home.data(), 2, 4096, guard));
 }
 
 }  // namespace

@@ -43,13 +43,17 @@ void Dsm::Engine::record_unchanged(std::size_t page) {
   unchanged_.push_back(page);
 }
 
-// The runs where `current` differs from the page's twin, to its home:
-// stored into a home mapped here, else a record in the home's batch (sent
-// by flush_written_homes). Reads the twin, which the caller replaces after.
+// The bytes where `current` differs from the page's twin, to its home:
+// stored into a home mapped here (holding the page there), else a record in
+// the home's batch (sent by flush_written_homes). Reads the twin, which the
+// caller may replace as soon as this returns.
 detail::DiffShape Dsm::Engine::diff_to_home(std::size_t page, const std::byte* current) {
   const int home = home_of_page(page);
-  if (std::byte* direct = mapped_master_[static_cast<std::size_t>(home)])
-    return diff_kernel_.store(twin(page), current, direct + page * page_size_, page_size_);
+  if (std::byte* direct = mapped_master_[static_cast<std::size_t>(home)]) {
+    const detail::HeldPage held(guards_, home, page);
+    return diff_kernel_.store(twin(page), current, direct + page * page_size_, page_size_,
+                              held.access());
+  }
   return diffs_.add(home, page, twin(page), current);
 }
 
@@ -84,38 +88,31 @@ void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
     record_unchanged(page);
 }
 
-// A dirty page a transfer may still be writing cannot be made read-only.
-// Its changes up to a snapshot go home and the snapshot becomes its twin:
-// a byte written after (or while) the snapshot was taken differs from the
-// new twin and goes home at the next release. The puts read the twin, which
-// stays unchanged until then. A page without a twin (single_writer) takes
-// one, the snapshot, and goes home whole from it.
+// The page's changes up to a snapshot go home and the snapshot becomes its
+// twin, which is safe beside a thread or a transfer still writing it: a byte
+// written after (or while) the snapshot was taken differs from the new twin
+// and goes home at the next release. False, with nothing sent, when no byte
+// changed (then no record joins the home's batch).
+bool Dsm::Engine::release_to_snapshot(std::size_t page) {
+  std::byte* snapshot = scratch_.data();
+  std::memcpy(snapshot, master(page), page_size_);
+  if (diff_kernel_.measure(twin(page), snapshot, page_size_).bytes == 0) return false;
+  count_diff(diff_to_home(page, snapshot));
+  std::memcpy(twin(page), snapshot, page_size_);
+  return true;
+}
+
+// A dirty page a transfer may still be writing cannot be made read-only:
+// it is released up to a snapshot. A page without a twin (single_writer)
+// takes one, the snapshot, and goes home whole from it.
 void Dsm::Engine::release_pinned(std::size_t page) {
   if (cache_.entry(page).twin == detail::PageCache::none) {
     cache_.entry(page).twin = twins_.take();
     std::memcpy(twin(page), master(page), page_size_);
     count_diff(write_whole_page(page, twin(page)));
-    return record_notice(page);
+  } else {
+    release_to_snapshot(page);
   }
-  std::byte* snapshot = scratch_.data();
-  std::memcpy(snapshot, master(page), page_size_);
-  std::byte* old = twin(page);
-  const std::size_t base = page * page_size_;
-  const int home = home_of_page(page);
-  std::byte* direct = mapped_master_[static_cast<std::size_t>(home)];
-  stats_.diff_runs += detail::for_each_changed_run(
-      old, snapshot, page_size_, [&](std::size_t offset, std::size_t length) {
-        std::memcpy(old + offset, snapshot + offset, length);
-        if (direct) {
-          std::memcpy(direct + base + offset, old + offset, length);
-        } else {
-          transport_.put_nbi(home, master_, base + offset, old + offset, length);
-          ++stats_.diff_messages;
-        }
-        stats_.diff_bytes += length;
-      });
-  ++stats_.diffs;
-  if (!direct) homes_written_[static_cast<std::size_t>(home)] = true;
   record_notice(page);
 }
 
@@ -123,20 +120,13 @@ void Dsm::Engine::release_pinned(std::size_t page) {
 // lock, a shared counter's page) would cost a fault, a twin and two
 // mprotects per critical section: once a lock's release diffed it and it
 // was written again before the next, it stays writable instead, its twin
-// kept. Each lock's release then takes its changes up to a snapshot and
-// makes the snapshot its twin (as release_pinned does, which is what makes
-// it safe beside another thread's writes). A copy found unchanged goes back
-// to being tracked by faults (false: the caller makes it read-only and
-// diffs it as any other page); a barrier's or a sync's release does that to
-// every copy, so that what follows them sees only read-only copies.
+// kept, and each lock's release takes its changes up to a snapshot. A copy
+// found unchanged goes back to being tracked by faults (false: the caller
+// makes it read-only and diffs it as any other page); a barrier's or a
+// sync's release does that to every copy, so that what follows them sees
+// only read-only copies.
 bool Dsm::Engine::release_writable_copy(std::size_t page) {
-  std::byte* snapshot = scratch_.data();
-  std::memcpy(snapshot, master(page), page_size_);
-  // Measured first: an unchanged copy must add no record to its home's batch
-  // (the caller's write_diff() then adds the page's one).
-  if (diff_kernel_.measure(twin(page), snapshot, page_size_).bytes == 0) return false;
-  count_diff(diff_to_home(page, snapshot));
-  std::memcpy(twin(page), snapshot, page_size_);
+  if (!release_to_snapshot(page)) return false;
   record_notice(page);
   return true;
 }
@@ -346,8 +336,15 @@ void Dsm::Engine::demote_hot_page(std::size_t page) {
 void Dsm::Engine::apply_remote_diffs(void* engine, int source, std::uint64_t,
                                      const std::byte* bytes, std::size_t size) {
   auto& self = *static_cast<Engine*>(engine);
+  struct OwnPages final : detail::PageGuard {
+    detail::MasterGuards& guards;
+    int rank;
+    OwnPages(detail::MasterGuards& guards, int rank) : guards(guards), rank(rank) {}
+    detail::PageAccess acquire(std::size_t page) override { return guards.hold(rank, page); }
+    void release(std::size_t page) override { guards.release(rank, page); }
+  } own(self.guards_, self.rank_);
   if (!detail::apply_diffs(self.diff_kernel_, bytes, size, self.region_.master(), self.pages_,
-                           self.page_size_)) {
+                           self.page_size_, own)) {
     std::fprintf(stderr, "mpidsm: rank %d: malformed DSM diff message from rank %d\n", self.rank_,
                  source);
     std::abort();

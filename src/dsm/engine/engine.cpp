@@ -42,6 +42,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       pages_(region_.size() / page_size_),
       allocations_(pages_, page_size_, runtime.size(), rank_),
       master_(region_.master_region()),
+      guards_(runtime.comm(), transport_, pages_, mappable_),
       locks_(runtime.comm(), transport_, 2 * settings.locks,  // then the flags' locks
              settings.locks, mappable_, &Engine::apply_remote_diffs, this,
              detail::DiffBatches::capacity_for(page_size_), {region_.master(), region_.size()},
@@ -81,8 +82,10 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   counted_uncached_.reserve(cache_.capacity());
   // A run per page at most: a fault's batch.
   gets_.reserve(cache_.capacity());
+  // Stores into a master copy hold its page's guard (master_guards.hpp):
+  // one whose guards are not mapped here is written through messages.
   for (int peer = 0; peer < runtime.size(); ++peer)
-    mapped_master_.push_back(region_.peer_master(peer));
+    mapped_master_.push_back(guards_.maps(peer) ? region_.peer_master(peer) : nullptr);
   if (!faults_stay_on_node() && runtime.config().progress_thread != ProgressMode::off)
     fault_servicer_ = std::make_unique<detail::FaultServicer>(&Engine::resolve_fault, this);
   detail::register_fault_range(region_.view(), region_.size(), this);
@@ -101,6 +104,7 @@ void Dsm::Engine::abandon_transport() {
   region_.abandon_transport();
   locks_.abandon_transport();
   sharing_.abandon_transport();
+  guards_.abandon_transport();
   directory_.abandon_transport();
   exchange_.abandon_transport();
   page_calls_.abandon_transport();

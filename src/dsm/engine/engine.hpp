@@ -46,6 +46,7 @@
 #include "dsm/protocol/home_moves.hpp"
 #include "dsm/protocol/lock_holders.hpp"
 #include "dsm/protocol/lock_table.hpp"
+#include "dsm/protocol/master_guards.hpp"
 #include "dsm/protocol/page_calls.hpp"
 #include "dsm/protocol/pairwise_sync.hpp"
 #include "dsm/protocol/release_notice.hpp"
@@ -126,6 +127,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   // All below: the caller holds mutex_ (an EngineLock).
   // view.cpp: protection within the mapping budget.
   void protect(std::size_t page, std::size_t count, int protection);
+  void leave_read_only(std::size_t first, std::size_t count);
   void coalesce(std::size_t keep_first, std::size_t keep_count);
   // fault_resolution.cpp
   static int protection_of(PageState state);
@@ -205,6 +207,7 @@ class Dsm::Engine final : public detail::FaultTarget {
            state_[page] == PageState::dirty && !pinned(page) &&
            cache_.entry(page).twin != detail::PageCache::none;
   }
+  bool release_to_snapshot(std::size_t page);
   bool release_writable_copy(std::size_t page);
   void release_hot_home_pages();
   bool becomes_hot(std::size_t page);
@@ -426,6 +429,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::size_t pages_;
   detail::Allocations allocations_;
   MemoryRegion master_;
+  detail::MasterGuards guards_;  // who stores into a page of a master copy, and how
   // Per rank: its master copies mapped here for loads and stores (same node,
   // MPIDSM_DIRECT_ACCESS not off), or nullptr to go through UCX.
   std::vector<std::byte*> mapped_master_;

@@ -139,6 +139,7 @@ detail::DiffShape Dsm::Engine::write_whole_page(std::size_t page, const std::byt
   const std::size_t base = page * page_size_;
   const int home = home_of_page(page);
   if (std::byte* direct = mapped_master_[static_cast<std::size_t>(home)]) {
+    const detail::HeldPage held(guards_, home, page);
     std::memcpy(direct + base, bytes, page_size_);
   } else {
     transport_.put_nbi(home, master_, base, bytes, page_size_);

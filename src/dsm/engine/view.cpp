@@ -25,6 +25,7 @@ void Dsm::Engine::protect(std::size_t page, std::size_t count, int protection) {
                       "leaves): pages pinned by transfers and DsmAccess are scattered over " +
                       std::to_string(protection_.mappings()) + " mappings");
   }
+  if (protection != PROT_READ) leave_read_only(page, count);
   if (mprotect(view(page), count * page_size_, protection) != 0) {
     const int error = errno;
     budget_.try_take(-change);
@@ -34,8 +35,17 @@ void Dsm::Engine::protect(std::size_t page, std::size_t count, int protection) {
                     " (the view holds " + std::to_string(protection_.mappings()) +
                     " mappings; the DSM's budget is " + std::to_string(budget_.limit()) + ")");
   }
+  if (protection == PROT_READ) guards_.view_read_only(page, count);
   protection_.set(page, count, protection);
   ++protection_changes_;
+}
+
+// Read-only pages of [first, first+count) about to change protection: those
+// storing into them at this home (master_guards.hpp) stop storing whole
+// vectors before the view may let a store in.
+void Dsm::Engine::leave_read_only(std::size_t first, std::size_t count) {
+  for (std::size_t page = first; page < first + count; ++page)
+    if (protection_.at(page) == PROT_READ) guards_.view_leaves_read_only(page);
 }
 
 void Dsm::Engine::coalesce(std::size_t keep_first, std::size_t keep_count) {
@@ -55,6 +65,7 @@ void Dsm::Engine::coalesce(std::size_t keep_first, std::size_t keep_count) {
     while (end < pages_ && droppable(end)) ++end;
     // Nothing writes these pages from here on; the budget may be exceeded
     // for this one call, which gives back far more than it takes.
+    leave_read_only(page, end - page);
     if (mprotect(view(page), (end - page) * page_size_, PROT_NONE) != 0)
       throw Error(
           Errc::no_memory, rank_,

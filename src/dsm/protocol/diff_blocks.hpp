@@ -43,9 +43,9 @@ inline void store_run(std::byte* to, const std::byte* from, unsigned length) {
 
 // Stores at `to` exactly the bytes of the 64-byte block at `from` that
 // `changed` marks, run by run: another writer's bytes between the runs stay
-// as they are (the multiple-writer guarantee, diff.hpp).
+// as they are (the multiple-writer guarantee, diff.hpp). A block changed
+// whole is a copy instead (store_block), which this does not handle.
 inline void store_changed_runs(std::byte* to, const std::byte* from, std::uint64_t changed) {
-  if (changed == ~std::uint64_t{0}) return copy_bytes<kDiffBlock>(to, from);
   while (changed != 0) {
     const auto start = static_cast<unsigned>(__builtin_ctzll(changed));
     // The bits above the run are zero after the shift, so this ends.
@@ -62,6 +62,27 @@ inline void store_changed_bytes(std::byte* to, const std::byte* from, std::uint6
   for (; changed != 0; changed &= changed - 1) {
     const auto at = static_cast<unsigned>(__builtin_ctzll(changed));
     to[at] = from[at];
+  }
+}
+
+// The 64-bit word whose byte i is 0xFF where bit i of an 8-bit mask is set.
+inline constexpr auto kByteMasks = [] {
+  std::array<std::uint64_t, 256> table{};
+  for (unsigned mask = 0; mask < 256; ++mask)
+    for (unsigned byte = 0; byte < 8; ++byte)
+      if (mask >> byte & 1u) table[mask] |= std::uint64_t{0xFF} << (8 * byte);
+  return table;
+}();
+
+// The 64-byte block at `to` with the bytes `changed` marks taken from
+// `from`, a word at a time: the others are read and written back, so only
+// a holder of the page alone may call it (PageAccess::exclusive).
+inline void blend_block_portable(std::byte* to, const std::byte* from, std::uint64_t changed) {
+  for (unsigned w = 0; w < 8; ++w) {
+    const std::uint64_t mask = kByteMasks[changed >> (8 * w) & 0xFFu];
+    if (mask == 0) continue;
+    const std::uint64_t word = (load_word(to + 8 * w) & ~mask) | (load_word(from + 8 * w) & mask);
+    std::memcpy(to + 8 * w, &word, sizeof word);
   }
 }
 
@@ -107,6 +128,16 @@ inline unsigned compact_word_portable(std::uint64_t word, unsigned mask, std::by
   for (unsigned bits = mask; bits != 0; bits &= bits - 1)
     out[kept++] = static_cast<std::byte>(word >> (8 * static_cast<unsigned>(__builtin_ctz(bits))));
   return kept;
+}
+
+// The word whose `mask` bytes come, in order, from the bytes at `in` (as
+// many as the mask has bits); its other bytes are zero.
+inline std::uint64_t expand_word_portable(const std::byte* in, unsigned mask) {
+  std::uint64_t word = 0;
+  for (unsigned bits = mask; bits != 0; bits &= bits - 1)
+    word |= std::uint64_t{static_cast<std::uint8_t>(*in++)}
+            << (8 * static_cast<unsigned>(__builtin_ctz(bits)));
+  return word;
 }
 
 // Stores the next bytes at `in` to the bytes of the word at `to` that

@@ -1,6 +1,7 @@
 // The diff kernel of 64-bit Arm CPUs, where NEON is always present: 16-byte
-// compares folded into a 64-bit mask by pairwise adds, TBL to pack words,
-// and stores run by run (NEON has no byte-masked store).
+// compares folded into a 64-bit mask by pairwise adds, TBL to pack words and
+// spread them out. NEON has no byte-masked store: a page held alone takes
+// 16-byte bit selects, any other is stored run by run or byte by byte.
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
@@ -37,6 +38,21 @@ struct Neon {
     const uint8x8_t row = vld1_u8(kShuffles.compact[mask].data());
     vst1_u8(reinterpret_cast<std::uint8_t*>(out), vtbl1_u8(vcreate_u8(word), row));
     return kBitsSet[mask];
+  }
+  static std::uint64_t expand(const std::byte* in, unsigned mask) {
+    const uint8x8_t row = vld1_u8(kShuffles.expand[mask].data());
+    return vget_lane_u64(
+        vreinterpret_u64_u8(vtbl1_u8(vld1_u8(reinterpret_cast<const std::uint8_t*>(in)), row)), 0);
+  }
+  static void blend(std::byte* to, const std::byte* from, std::uint64_t changed) {
+    for (unsigned q = 0; q < 4; ++q) {
+      auto* at = reinterpret_cast<std::uint8_t*>(to + 16 * q);
+      const uint8x16_t mask = vreinterpretq_u8_u64(
+          vcombine_u64(vcreate_u64(kByteMasks[changed >> (16 * q) & 0xFFu]),
+                       vcreate_u64(kByteMasks[changed >> (16 * q + 8) & 0xFFu])));
+      vst1q_u8(at, vbslq_u8(mask, vld1q_u8(reinterpret_cast<const std::uint8_t*>(from + 16 * q)),
+                            vld1q_u8(at)));
+    }
   }
 };
 

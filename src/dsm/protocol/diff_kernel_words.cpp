@@ -21,6 +21,12 @@ struct Words {
   static unsigned compact(std::uint64_t word, unsigned mask, std::byte* out) {
     return compact_word_portable(word, mask, out);
   }
+  static std::uint64_t expand(const std::byte* in, unsigned mask) {
+    return expand_word_portable(in, mask);
+  }
+  static void blend(std::byte* to, const std::byte* from, std::uint64_t changed) {
+    blend_block_portable(to, from, changed);
+  }
 };
 
 #include "diff_kernel_body.hpp"

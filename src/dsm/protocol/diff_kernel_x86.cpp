@@ -1,11 +1,12 @@
 // The diff kernels of x86-64 CPUs:
 //   avx2: most CPUs since 2013, AMD's before Zen 4 included. 32-byte
-//     compares, PSHUFB to pack words, and stores run by run or byte by
-//     byte (diff_kernel_body.hpp), since AVX2 has no byte-masked store.
+//     compares, PSHUFB to pack words and spread them out. AVX2 has no
+//     byte-masked store: a page held alone takes 32-byte blends, any other
+//     is stored run by run or byte by byte (diff_kernel_body.hpp).
 //   avx512: CPUs with AVX-512BW. 64-byte compares and byte-masked stores
 //     (masked-off bytes are not written at all, not read and written back,
-//     so other writers' bytes stay intact); packing as AVX2's, PSHUFB to
-//     spread packed bytes out for the masked store.
+//     so other writers' bytes stay intact); packing and spreading as
+//     AVX2's.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -37,17 +38,35 @@ struct Avx2 {
                      _mm_shuffle_epi8(_mm_cvtsi64_si128(static_cast<long long>(word)), row));
     return kBitsSet[mask];
   }
+  MPIDSM_AVX2 static std::uint64_t expand(const std::byte* in, unsigned mask) {
+    const __m128i row = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&kShuffles.expand[mask]));
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in));
+    return static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_shuffle_epi8(bytes, row)));
+  }
+  // 0xFF in byte i where bit i of `bits` is set: each byte takes the mask
+  // byte holding its bit, then keeps only that bit.
+  MPIDSM_AVX2 static __m256i byte_mask(std::uint32_t bits) {
+    const __m256i spread =
+        _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
+                            _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2,
+                                             2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+    return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+  }
+  MPIDSM_AVX2 static void blend(std::byte* to, const std::byte* from, std::uint64_t changed) {
+    for (unsigned half = 0; half < 2; ++half) {
+      auto* at = reinterpret_cast<__m256i*>(to + 32 * half);
+      const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + 32 * half));
+      const auto bits = static_cast<std::uint32_t>(changed >> (32 * half));
+      _mm256_storeu_si256(at, _mm256_blendv_epi8(_mm256_loadu_si256(at), bytes, byte_mask(bits)));
+    }
+  }
 };
 
 struct Avx512 : Avx2 {
   static constexpr bool kMaskedStore = true;
   MPIDSM_AVX512 static std::uint64_t changed(const std::byte* twin, const std::byte* page) {
     return _mm512_cmpneq_epi8_mask(_mm512_loadu_si512(twin), _mm512_loadu_si512(page));
-  }
-  MPIDSM_AVX512 static std::uint64_t expand(const std::byte* in, unsigned mask) {
-    const __m128i row = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&kShuffles.expand[mask]));
-    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in));
-    return static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_shuffle_epi8(bytes, row)));
   }
   MPIDSM_AVX512 static void store(std::byte* to, const std::byte* from, std::uint64_t changed) {
     _mm512_mask_storeu_epi8(to, changed, _mm512_loadu_si512(from));

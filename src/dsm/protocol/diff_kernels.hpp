@@ -15,12 +15,22 @@
 
 namespace mpidsm::detail {
 
+// Who else may store into a home's page while a kernel stores a diff into
+// it. `shared`: anyone (another writer's diff, the home's application), so
+// exactly the changed bytes are written. `exclusive`: nobody (the caller
+// holds the page's guard and the home's view of it is read-only,
+// master_guards.hpp), so a kernel without a byte-masked store may read the
+// unchanged bytes of a block and write them back with the changed ones, a
+// vector at a time, instead of a store per run or byte.
+enum class PageAccess : bool { shared, exclusive };
+
 // A kernel's operations. `size` is a page size (a multiple of 64).
 struct DiffKernelOps {
   DiffKernel kind;
-  // Stores at `home` exactly the bytes where `page` differs from `twin`.
+  // Stores at `home` the bytes where `page` differs from `twin`; under
+  // PageAccess::shared no other byte is written.
   DiffShape (*store)(const std::byte* twin, const std::byte* page, std::byte* home,
-                     std::size_t size);
+                     std::size_t size, PageAccess access);
   // The shape of the changes, writing nothing.
   DiffShape (*measure)(const std::byte* twin, const std::byte* page, std::size_t size);
   // Writes one mask byte per 64-bit word at `masks` (bit i: byte i changed)
@@ -29,10 +39,11 @@ struct DiffKernelOps {
   std::size_t (*pack)(const std::byte* twin, const std::byte* page, std::size_t size,
                       std::byte* masks, std::byte* packed);
   // Stores the `packed_bytes` bytes at `packed` into `target` where `masks`
-  // says, touching no other byte. False when the masks name more or fewer
-  // bytes than there are (nothing past the first short word is written).
+  // says, changing no other byte (and, under PageAccess::shared, writing
+  // none). False when the masks name more or fewer bytes than there are
+  // (nothing past the first short word is written).
   bool (*unpack)(const std::byte* masks, const std::byte* packed, std::size_t packed_bytes,
-                 std::byte* target, std::size_t size);
+                 std::byte* target, std::size_t size, PageAccess access);
 };
 
 inline constexpr std::size_t kPackSlack = 8;

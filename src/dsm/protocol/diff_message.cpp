@@ -59,7 +59,7 @@ std::size_t encode_diff(const DiffKernelOps& kernel, std::uint64_t page_index,
 }
 
 bool apply_diffs(const DiffKernelOps& kernel, const std::byte* message, std::size_t size,
-                 std::byte* base, std::size_t pages, std::size_t page_size) {
+                 std::byte* base, std::size_t pages, std::size_t page_size, PageGuard& guard) {
   const std::byte* in = message;
   const std::byte* const end = message + size;
   const std::size_t words = page_size / 8;
@@ -67,23 +67,27 @@ bool apply_diffs(const DiffKernelOps& kernel, const std::byte* message, std::siz
     RecordHeader header;
     if (!take(in, end, header) || header.page >= pages) return false;
     std::byte* target = base + header.page * page_size;
+    const PageAccess access = guard.acquire(header.page);
+    bool applied = true;
     if (header.body == Body::runs) {
-      for (std::uint32_t r = 0; r < header.count; ++r) {
+      for (std::uint32_t r = 0; r < header.count && applied; ++r) {
         Run run;
-        if (!take(in, end, run) || run.offset > page_size || run.length > page_size - run.offset ||
-            static_cast<std::size_t>(end - in) < run.length)
-          return false;
+        applied = take(in, end, run) && run.offset <= page_size &&
+                  run.length <= page_size - run.offset &&
+                  static_cast<std::size_t>(end - in) >= run.length;
+        if (!applied) break;
         std::memcpy(target + run.offset, in, run.length);
         in += run.length;
       }
     } else if (header.body == Body::mask) {
-      if (static_cast<std::size_t>(end - in) < words + header.count ||
-          !kernel.unpack(in, in + words, header.count, target, page_size))
-        return false;
-      in += words + header.count;
+      applied = static_cast<std::size_t>(end - in) >= words + header.count &&
+                kernel.unpack(in, in + words, header.count, target, page_size, access);
+      in += applied ? words + header.count : 0;
     } else {
-      return false;
+      applied = false;
     }
+    guard.release(header.page);
+    if (!applied) return false;
   }
   return true;
 }

@@ -25,10 +25,21 @@ std::size_t encode_diff(const DiffKernelOps& kernel, std::uint64_t page_index,
                         const std::byte* twin, const std::byte* page, std::size_t page_size,
                         std::byte* out, DiffShape& shape);
 
-// Applies a message of records to the pages at `base` (`pages` pages).
-// False, having applied the records before it, at the first record that is
-// malformed or names a page past the end.
+// Held around the stores into each page a message names; acquire says how
+// the page may be written (MasterGuards, at a home).
+class PageGuard {
+ public:
+  virtual PageAccess acquire(std::size_t page) = 0;
+  virtual void release(std::size_t page) = 0;
+
+ protected:
+  ~PageGuard() = default;
+};
+
+// Applies a message of records to the pages at `base` (`pages` pages), each
+// page's under `guard`. False, having applied the records before it, at the
+// first record that is malformed or names a page past the end.
 bool apply_diffs(const DiffKernelOps& kernel, const std::byte* message, std::size_t size,
-                 std::byte* base, std::size_t pages, std::size_t page_size);
+                 std::byte* base, std::size_t pages, std::size_t page_size, PageGuard& guard);
 
 }  // namespace mpidsm::detail
