@@ -76,10 +76,16 @@ bool ProgressHandoff::apply() noexcept {
   // across two hosts: 0.98-1.04x MPI without that arm, 1.03-1.15x with it.
   // A sleeper that went to sleep muted never armed: then the waiter does,
   // so that new events wake the sleeper (at worst once, for events the
-  // waiters already handled).
+  // waiters already handled). A worker with events pending cannot be armed,
+  // and its fd will not report them: the sleeper is woken to progress them
+  // (and arm) itself, or they would wait for this rank's next call into the
+  // transport. (A shmem lock's holder spinning on its own word, whose
+  // atomics complete at once, made none: every PE hung.)
   if (!mute && !armed_.load(std::memory_order_acquire)) {
-    arm();
-    armed_.store(true, std::memory_order_release);
+    if (arm())
+      armed_.store(true, std::memory_order_release);
+    else
+      interrupt();
   }
   epoll_event events{};
   events.events = mute ? 0u : std::uint32_t{EPOLLIN};
@@ -91,7 +97,7 @@ bool ProgressHandoff::apply() noexcept {
 }
 
 bool ProgressHandoff::arm() noexcept {
-  // Any status but UCS_OK leaves the fd to report what is pending.
+  // UCS_ERR_BUSY: events are pending, and the fd will not report them.
   return ucp_worker_arm(worker_) == UCS_OK;
 }
 
