@@ -51,8 +51,13 @@ void set_lock(const long* lock, const char* f) {
   check_not_held(lib, lock, f);
   const LockWord w = lock_word(p, lock, f);
   const std::uint32_t ticket = taken(p.atomic_fetch_add(w.state, kTicket));
+  // The word may be this PE's own, whose atomics complete without progress,
+  // while the other PEs' atomics on it (the holder's release among them)
+  // need this PE's progress: with no progress thread, nothing else serves
+  // them (every PE hung in shmem_set_lock).
   Transport& transport = lib.runtime.transport();
   while (served(p.atomic_fetch(w.state)) != ticket) {
+    if (transport.progress()) continue;
     transport.check_peers(f);
     if (transport.yield_when_idle()) sched_yield();
   }
