@@ -31,10 +31,52 @@ struct Words {
 
 #include "diff_kernel_body.hpp"
 
+// A page held alone, a word at a time with no 64-bit mask per block: the
+// changed bytes' flags (0x01 each) give the counts by one multiply each and
+// the blend's mask by another. Through the block masks (gathered, then
+// spread out again by table) 256 pages of updated floats took 1.35-1.5x
+// what 256 pages rewritten whole did; this way 0.97-1.23x.
+DiffShape store_words_alone(const std::byte* twin, const std::byte* page, std::byte* home,
+                            std::size_t size) {
+  constexpr std::uint64_t kLowBits = 0x0101010101010101ull;
+  DiffShape shape;
+  std::uint64_t previous_last = 0;  // 1: the byte before this word changed
+  for (std::size_t i = 0; i < size; i += 8) {
+    const std::uint64_t now = load_word(page + i);
+    std::uint64_t changed = load_word(twin + i) ^ now;
+    if (changed == 0) {
+      previous_last = 0;
+      continue;
+    }
+    changed |= changed >> 4;
+    changed |= changed >> 2;
+    changed |= changed >> 1;
+    changed &= kLowBits;  // 0x01 in every changed byte
+    const std::uint64_t starts = changed & ~(changed << 8 | previous_last);
+    shape.bytes += (changed * kLowBits) >> 56;
+    shape.runs += (starts * kLowBits) >> 56;
+    previous_last = changed >> 56;
+    const std::uint64_t mask = changed * 0xFF;
+    const std::uint64_t word = (load_word(home + i) & ~mask) | (now & mask);
+    std::memcpy(home + i, &word, sizeof word);
+  }
+  return shape;
+}
+
+DiffShape store_words(const std::byte* twin, const std::byte* page, std::byte* home,
+                      std::size_t size, PageAccess access) {
+  if (access == PageAccess::exclusive) return store_words_alone(twin, page, home, size);
+  return store_kernel<Words>(twin, page, home, size, access);
+}
+
 }  // namespace
 
 const DiffKernelOps& words_diff_kernel() {
-  static constexpr DiffKernelOps ops = kernel_ops<Words>(DiffKernel::words);
+  static constexpr DiffKernelOps ops = [] {
+    DiffKernelOps words = kernel_ops<Words>(DiffKernel::words);
+    words.store = &store_words;
+    return words;
+  }();
   return ops;
 }
 
