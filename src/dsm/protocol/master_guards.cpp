@@ -6,7 +6,8 @@ namespace mpidsm::detail {
 
 MasterGuards::MasterGuards(MPI_Comm comm, Transport& transport, std::size_t pages,
                            const MappablePeers& mappable)
-    : memory_(comm, transport, pages * sizeof(std::uint32_t), mappable, "the DSM's page guards"),
+    : transport_(transport),
+      memory_(comm, transport, pages * sizeof(std::uint32_t), mappable, "the DSM's page guards"),
       rank_(transport.rank()) {}
 
 std::atomic_ref<std::uint32_t> MasterGuards::word(int rank, std::size_t page) const {
@@ -14,13 +15,14 @@ std::atomic_ref<std::uint32_t> MasterGuards::word(int rank, std::size_t page) co
       *reinterpret_cast<std::uint32_t*>(memory_.peer(rank) + page * sizeof(std::uint32_t)));
 }
 
-namespace {
 // Holders keep a page for one page's stores; a holder descheduled on an
-// oversubscribed node needs the CPU back.
-void wait_a_little(unsigned& spins) {
-  if (++spins % 64 == 0) sched_yield();
+// oversubscribed node needs the CPU back, and one whose process died ends
+// the wait with the runtime's error naming it.
+void MasterGuards::wait_a_little(unsigned& spins) {
+  if (++spins % 64 != 0) return;
+  sched_yield();
+  if (spins % 4096 == 0) transport_.check_peers("a DSM page held by a writer on this node");
 }
-}  // namespace
 
 PageAccess MasterGuards::hold(int home, std::size_t page) {
   std::atomic_ref<std::uint32_t> guard = word(home, page);

@@ -60,7 +60,9 @@ class MasterGuards {
  private:
   static constexpr std::uint32_t kHeld = 1, kReadOnly = 2;
   std::atomic_ref<std::uint32_t> word(int rank, std::size_t page) const;
+  void wait_a_little(unsigned& spins);
 
+  Transport& transport_;
   SharedMemfd memory_;
   int rank_;
 };
