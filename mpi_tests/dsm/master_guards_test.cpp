@@ -25,6 +25,13 @@ using detail::PageAccess;
 
 constexpr int kHome = 0;
 
+// How a writer may store into `page` at the home, holding it for a moment.
+PageAccess access_to(MasterGuards& guards, std::size_t page) {
+  const PageAccess access = guards.hold(kHome, page);
+  guards.release(kHome, page);
+  return access;
+}
+
 // Every rank maps the home's guards (all on one node, direct access on).
 bool home_mapped_everywhere(const Runtime& runtime, const MasterGuards& guards) {
   int mapped = guards.maps(kHome) ? 1 : 0;
@@ -39,22 +46,17 @@ TEST(MasterGuards, AWriterStoresAloneOnlyWhileTheHomesViewCannotWrite) {
   if (!home_mapped_everywhere(runtime, guards)) GTEST_SKIP() << "the home is not mapped here";
   const int me = runtime.rank();
   // Page 0: never made read-only, so it may be written at the home.
-  EXPECT_EQ(guards.hold(kHome, 0), PageAccess::shared) << "rank " << me;
-  guards.release(kHome, 0);
+  EXPECT_EQ(access_to(guards, 0), PageAccess::shared) << "rank " << me;
   MPI_Barrier(runtime.comm());
   if (me == kHome) guards.view_read_only(1, 2);
   MPI_Barrier(runtime.comm());
-  EXPECT_EQ(guards.hold(kHome, 1), PageAccess::exclusive) << "rank " << me;
-  guards.release(kHome, 1);
-  EXPECT_EQ(guards.hold(kHome, 2), PageAccess::exclusive) << "rank " << me;
-  guards.release(kHome, 2);
+  EXPECT_EQ(access_to(guards, 1), PageAccess::exclusive) << "rank " << me;
+  EXPECT_EQ(access_to(guards, 2), PageAccess::exclusive) << "rank " << me;
   MPI_Barrier(runtime.comm());
   if (me == kHome) guards.view_leaves_read_only(1);
   MPI_Barrier(runtime.comm());
-  EXPECT_EQ(guards.hold(kHome, 1), PageAccess::shared) << "rank " << me;
-  guards.release(kHome, 1);
-  EXPECT_EQ(guards.hold(kHome, 2), PageAccess::exclusive) << "rank " << me;
-  guards.release(kHome, 2);
+  EXPECT_EQ(access_to(guards, 1), PageAccess::shared) << "rank " << me;
+  EXPECT_EQ(access_to(guards, 2), PageAccess::exclusive) << "rank " << me;
   MPI_Barrier(runtime.comm());
 }
 
@@ -84,8 +86,7 @@ TEST(MasterGuards, TheHomesViewWaitsForAWriterHoldingThePage) {
     }
   }
   MPI_Barrier(runtime.comm());
-  EXPECT_EQ(guards.hold(kHome, 2), PageAccess::shared) << "rank " << me;
-  guards.release(kHome, 2);
+  EXPECT_EQ(access_to(guards, 2), PageAccess::shared) << "rank " << me;
   MPI_Barrier(runtime.comm());
 }
 

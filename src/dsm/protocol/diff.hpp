@@ -22,16 +22,21 @@ inline std::uint64_t load_word(const std::byte* at) {
   return word;
 }
 
-// Bit i set when byte i (in memory order) of the two words differs.
-inline unsigned changed_bytes(std::uint64_t a, std::uint64_t b) {
+// 0x01 in byte i (in memory order) where byte i of the two words differs,
+// 0 elsewhere.
+inline std::uint64_t changed_byte_flags(std::uint64_t a, std::uint64_t b) {
   std::uint64_t x = a ^ b;
-  if (x == 0) return 0;
   x |= x >> 4;
   x |= x >> 2;
   x |= x >> 1;
-  x &= 0x0101010101010101ull;  // bit 8i: byte i differs
+  return x & 0x0101010101010101ull;
+}
+
+// Bit i set when byte i (in memory order) of the two words differs.
+inline unsigned changed_bytes(std::uint64_t a, std::uint64_t b) {
+  if (a == b) return 0;
   // Gathers bit 8i to bit 56+i (the partial products never overlap).
-  return static_cast<unsigned>((x * 0x0102040810204080ull) >> 56);
+  return static_cast<unsigned>((changed_byte_flags(a, b) * 0x0102040810204080ull) >> 56);
 }
 
 // Set bits of an 8-bit mask, by table: std::popcount is a library call on

@@ -42,16 +42,12 @@ DiffShape store_words_alone(const std::byte* twin, const std::byte* page, std::b
   DiffShape shape;
   std::uint64_t previous_last = 0;  // 1: the byte before this word changed
   for (std::size_t i = 0; i < size; i += 8) {
-    const std::uint64_t now = load_word(page + i);
-    std::uint64_t changed = load_word(twin + i) ^ now;
-    if (changed == 0) {
+    const std::uint64_t now = load_word(page + i), before = load_word(twin + i);
+    if (now == before) {
       previous_last = 0;
       continue;
     }
-    changed |= changed >> 4;
-    changed |= changed >> 2;
-    changed |= changed >> 1;
-    changed &= kLowBits;  // 0x01 in every changed byte
+    const std::uint64_t changed = changed_byte_flags(before, now);
     const std::uint64_t starts = changed & ~(changed << 8 | previous_last);
     shape.bytes += (changed * kLowBits) >> 56;
     shape.runs += (starts * kLowBits) >> 56;

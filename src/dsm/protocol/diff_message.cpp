@@ -70,7 +70,7 @@ bool apply_diffs(const DiffKernelOps& kernel, const std::byte* message, std::siz
     const PageAccess access = guard.acquire(header.page);
     bool applied = true;
     if (header.body == Body::runs) {
-      for (std::uint32_t r = 0; r < header.count && applied; ++r) {
+      for (std::uint32_t r = 0; r < header.count; ++r) {
         Run run;
         applied = take(in, end, run) && run.offset <= page_size &&
                   run.length <= page_size - run.offset &&
