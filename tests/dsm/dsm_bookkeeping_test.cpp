@@ -73,13 +73,34 @@ TEST(Prefetch, TakesWantedPagesWithinTheCheckingWindow) {
 TEST(Prefetch, StreamsOfReadsAndWritesContinueApart) {
   MissStreams streams;
   EXPECT_TRUE(streams.continues(0, false)) << "the region's start begins a stream";
-  streams.advance(false, 13);  // a read batch ended at page 12
+  streams.advance(false, 5, 13);  // a read batch from page 5 ended at page 12
   EXPECT_TRUE(streams.continues(13, false));
   EXPECT_FALSE(streams.continues(14, false)) << "a gap ends the stream";
   EXPECT_FALSE(streams.continues(13, true)) << "a read stream is not a write stream";
-  streams.advance(true, 40);
+  streams.advance(true, 39, 40);
   EXPECT_TRUE(streams.continues(40, true));
   EXPECT_TRUE(streams.continues(13, false)) << "a write keeps the read stream's place";
+  streams.advance(false, 13, 20);
+  EXPECT_TRUE(streams.continues(20, false));
+  EXPECT_FALSE(streams.continues(13, false)) << "a continued stream moves on";
+}
+
+// A scatter into several buckets interleaves one write stream per bucket:
+// each continues although the others' misses come between its own.
+TEST(Prefetch, InterleavedStreamsEachContinue) {
+  MissStreams streams;
+  constexpr std::size_t kBuckets = MissStreams::kStreams;
+  for (std::size_t b = 0; b < kBuckets; ++b) streams.advance(true, 1000 * b + 1, 1000 * b + 2);
+  for (std::size_t step = 2; step < 6; ++step)
+    for (std::size_t b = 0; b < kBuckets; ++b) {
+      EXPECT_TRUE(streams.continues(1000 * b + step, true)) << "bucket " << b << " step " << step;
+      streams.advance(true, 1000 * b + step, 1000 * b + step + 1);
+    }
+  // One stream more replaces the one advanced least recently: bucket 0's.
+  streams.advance(true, 99999, 100000);
+  EXPECT_TRUE(streams.continues(100000, true));
+  EXPECT_FALSE(streams.continues(6, true));
+  EXPECT_TRUE(streams.continues(1006, true));
 }
 
 TEST(TwinSlots, EverySlotIsItsOwnPageAndComesBack) {

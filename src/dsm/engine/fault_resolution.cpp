@@ -198,7 +198,7 @@ void Dsm::Engine::write_cached(std::size_t page) {
     cache_.touch(q);
   }
   make_twins(page, count);
-  streams_.advance(true, page + count);
+  streams_.advance(true, page, page + count);
 }
 
 // A home page written after its last copy elsewhere was dropped became
@@ -245,7 +245,7 @@ std::size_t Dsm::Engine::fetch(std::size_t page, int home, bool for_write) {
   fetch_batch(batch_.data(), count, home,
               for_write ? ViewAfterFetch::left : ViewAfterFetch::readable);
   stats_.prefetched += count - 1;
-  streams_.advance(for_write, batch_[count - 1] + 1);
+  streams_.advance(for_write, page, batch_[count - 1] + 1);
   if (!for_write)
     for (std::size_t i = 1; i < count; ++i) cache_.entry(batch_[i]).prefetched = true;
   return count;
