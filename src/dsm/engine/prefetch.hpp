@@ -5,9 +5,9 @@
 // track (sharing.hpp).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
-#include <cstdint>
 
 namespace mpidsm::detail {
 
@@ -25,44 +25,34 @@ class MissStreams {
   static constexpr std::size_t kStreams = 16;  // per kind
 
   // Whether a miss (or first write) on `page` continues a stream of its kind.
-  bool continues(std::size_t page, bool write) const { return find(kind(write), page) != kStreams; }
+  bool continues(std::size_t page, bool write) const {
+    const Streams& streams = write ? write_ : read_;
+    return std::find(streams.begin(), streams.end(), page) != streams.end();
+  }
   // A batch of this kind ran from `page` to just before `next`: the stream
   // that `page` continued (or a new one, replacing the least recently
   // advanced) now continues at `next`.
   void advance(bool write, std::size_t page, std::size_t next) {
-    Kind& k = kind(write);
-    std::size_t slot = find(k, page);
-    if (slot == kStreams) {
-      slot = 0;
-      for (std::size_t s = 1; s < kStreams; ++s)
-        if (k.last_used[s] < k.last_used[slot]) slot = s;
-    }
-    k.next[slot] = next;
-    k.last_used[slot] = ++k.clock;
+    Streams& streams = write ? write_ : read_;
+    auto slot = std::find(streams.begin(), streams.end(), page);
+    if (slot == streams.end()) --slot;
+    std::move_backward(streams.begin(), slot, slot + 1);
+    streams.front() = next;
   }
 
  private:
-  static constexpr std::size_t kUnused = ~std::size_t{0};
-  struct Kind {
-    // Unused slots continue nothing, but the first waits at page 0: the
-    // region's start begins a stream. It is the first a new stream takes.
-    Kind() {
-      next.fill(kUnused);
-      next[0] = 0;
-    }
-    std::array<std::size_t, kStreams> next;
-    std::array<std::uint64_t, kStreams> last_used{};
-    std::uint64_t clock = 0;
-  };
-  const Kind& kind(bool write) const { return write ? write_ : read_; }
-  Kind& kind(bool write) { return write ? write_ : read_; }
-  static std::size_t find(const Kind& k, std::size_t page) {
-    for (std::size_t s = 0; s < kStreams; ++s)
-      if (k.next[s] == page) return s;
-    return kStreams;
+  // Where each stream continues, the most recently advanced first.
+  using Streams = std::array<std::size_t, kStreams>;
+  // Unused slots continue nothing, but the last waits at page 0: the
+  // region's start begins a stream, and the first new stream replaces it.
+  static Streams unused() {
+    Streams streams;
+    streams.fill(~std::size_t{0});
+    streams.back() = 0;
+    return streams;
   }
 
-  Kind read_, write_;
+  Streams read_ = unused(), write_ = unused();
 };
 
 // The pages a read miss on a stream fetches: the missed page, then up to
