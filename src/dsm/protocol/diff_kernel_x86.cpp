@@ -85,10 +85,55 @@ namespace with_avx512 {
 #undef MPIDSM_DIFF_TARGET
 }  // namespace with_avx512
 
+// A page held alone (PageAccess::exclusive), with AVX2: each block's
+// compare result is already the blend's byte mask, so the changed bytes go
+// out with the vectors just compared, not by spreading the block's bit mask
+// back into bytes (Avx2::blend, which unpacking needs). On an AMD EPYC
+// (Zen, AVX2 only) 256 pages of updated floats took 94 us through the bit
+// masks against 68 us for 256 pages rewritten whole.
+MPIDSM_AVX2 DiffShape store_avx2_alone(const std::byte* twin, const std::byte* page,
+                                       std::byte* home, std::size_t size) {
+  DiffShape shape;
+  std::uint64_t previous_last = 0;
+  for (std::size_t i = 0; i < size; i += kDiffBlock) {
+    __m256i now[2], equal[2];
+    std::uint64_t same = 0;
+    for (unsigned half = 0; half < 2; ++half) {
+      const std::size_t at = i + 32 * half;
+      now[half] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(page + at));
+      equal[half] = _mm256_cmpeq_epi8(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(twin + at)), now[half]);
+      same |= std::uint64_t{static_cast<std::uint32_t>(_mm256_movemask_epi8(equal[half]))}
+              << (32 * half);
+    }
+    const std::uint64_t changed = ~same;
+    with_avx2::add_block_shape<Avx2>(shape, changed, previous_last);
+    if (changed == 0) continue;
+    for (unsigned half = 0; half < 2; ++half) {
+      auto* to = reinterpret_cast<__m256i*>(home + i + 32 * half);
+      _mm256_storeu_si256(to,
+                          changed == ~std::uint64_t{0}
+                              ? now[half]
+                              : _mm256_blendv_epi8(now[half], _mm256_loadu_si256(to), equal[half]));
+    }
+  }
+  return shape;
+}
+
+DiffShape store_avx2(const std::byte* twin, const std::byte* page, std::byte* home,
+                     std::size_t size, PageAccess access) {
+  if (access == PageAccess::exclusive) return store_avx2_alone(twin, page, home, size);
+  return with_avx2::store_kernel<Avx2>(twin, page, home, size, access);
+}
+
 }  // namespace
 
 const DiffKernelOps& avx2_diff_kernel() {
-  static constexpr DiffKernelOps ops = with_avx2::kernel_ops<Avx2>(DiffKernel::avx2);
+  static constexpr DiffKernelOps ops = [] {
+    DiffKernelOps avx2 = with_avx2::kernel_ops<Avx2>(DiffKernel::avx2);
+    avx2.store = &store_avx2;
+    return avx2;
+  }();
   return ops;
 }
 
