@@ -68,5 +68,67 @@ TEST_F(DsmTest, CopiesDroppedWhileFreeingLeaveLaterCopiesCounted) {
   EXPECT_EQ(stale, 0) << "rank " << me << " read stale data, first in cycle " << first_stale;
 }
 
+// A page its home wrote without faults, then fetched by one rank to write
+// it: the home tracks the page from that copy on (copies_for_writing.cpp),
+// so its release need not say "possibly written", and the writer keeps its
+// copy through the barrier and writes it again without fetching it. Where
+// fetches are not calls the home cannot act at the copy, and the copy goes.
+TEST_F(DsmTest, AWritersCopyOutlivesTheBarrierWhenItsHomeWroteOnlyBefore) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs a home and a writer";
+  const bool calls = testing::fetches_through_calls(*runtime_);  // collective
+  constexpr int kHome = 0, kWriter = 1;
+  int* page = d.allocate<int>(d.page_size() / sizeof(int), Placement::on(kHome));
+  d.barrier();
+  if (me == kHome) page[0] = 7;  // no fault: nobody holds the page
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == kWriter) page[1] = 1;  // fetched to be written, the home idle meanwhile
+  MPI_Barrier(MPI_COMM_WORLD);
+  const DsmStats before = d.stats();
+  d.barrier();
+  if (me == kWriter) {
+    EXPECT_EQ(page[0], 7);
+    page[2] = 2;
+    const DsmStats after = d.stats();
+    if (calls) {
+      EXPECT_EQ(after.invalidations - before.invalidations, 0u) << "the copy was dropped";
+      EXPECT_EQ(after.pages_fetched - before.pages_fetched, 0u) << "the copy was fetched again";
+    }
+  }
+  d.barrier();
+  EXPECT_EQ(page[0], 7) << "rank " << me;
+  EXPECT_EQ(page[1], 1) << "rank " << me;
+  EXPECT_EQ(page[2], 2) << "rank " << me;
+  d.barrier();
+  d.free(page);
+}
+
+// A reader copies a page its home writes without faults; the home then
+// writes it; a writer fetches it to write and changes nothing. Tracking the
+// page from the writer's copy would leave the reader's older copy stale:
+// only the home's "possibly written" notice tells the reader (the writer's
+// notice says "unchanged"), so the home must not start tracking then.
+TEST_F(DsmTest, AnEarlierReadersCopyStillHearsOfTheHomesWrite) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 3) GTEST_SKIP() << "needs a home, a reader and a writer";
+  constexpr int kHome = 0, kReader = 1, kWriter = 2;
+  int* page = d.allocate<int>(d.page_size() / sizeof(int), Placement::on(kHome));
+  d.barrier();
+  if (me == kReader) {
+    EXPECT_EQ(page[0], 0);  // a copy, while the home writes the page without faults
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == kHome) page[0] = 5;  // after the reader's copy: still no fault
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == kWriter) page[100] = 0;  // a fetch to write, and no byte changed
+  MPI_Barrier(MPI_COMM_WORLD);
+  d.barrier();
+  EXPECT_EQ(page[0], 5) << "rank " << me << " read a copy older than its home's write";
+  d.barrier();
+  d.free(page);
+}
+
 }  // namespace
 }  // namespace mpidsm

@@ -66,4 +66,11 @@ inline bool homes_keep_lock_queues(Runtime& runtime) {
   return all != 0;
 }
 
+// Collective. DSM fetches are calls their homes answer (page_calls.hpp):
+// every rank reaches every other through messages and maps none, and
+// MPIDSM_FETCH_BY_CALL is not 0.
+inline bool fetches_through_calls(Runtime& runtime) {
+  return homes_keep_lock_queues(runtime) && runtime.config().fetch_by_call;
+}
+
 }  // namespace mpidsm::testing

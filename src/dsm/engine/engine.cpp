@@ -66,7 +66,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       sync_(rank_, runtime.size(), pages_, page_size_),
       holders_(locks_.count(), rank_),
       page_calls_(transport_, sharing_, region_, page_size_, cache_.capacity(),
-                  settings.fetch_by_call),
+                  settings.fetch_by_call, {&Engine::track_pages_copied_for_writing, this}),
       diffs_(transport_, diff_kernel_, page_size_, &Engine::apply_remote_diffs, this,
              stats_.diff_messages),
       updates_(transport_, page_size_, 2 * cache_.capacity()) {

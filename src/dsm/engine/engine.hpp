@@ -164,7 +164,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   // A page whose bytes a fetch brought (readable already) becomes a cached
   // copy; one that came through UCX is a candidate for barrier updates.
   void cache_fetched(std::size_t page, bool through_ucx);
-  void ask_home(const HomeBatch& batch);  // one fetch_batches batch, through PageCalls
+  // One fetch_batches batch, through PageCalls.
+  void ask_home(const HomeBatch& batch, bool for_writing);
   std::size_t cache_room() const;
   // Pages one fetch takes at most: the miss and its prefetch, within the cache.
   std::size_t fetch_batch_capacity() const {
@@ -215,6 +216,10 @@ class Dsm::Engine final : public detail::FaultTarget {
   void demote_hot_page(std::size_t page);
   void take_new_copies();
   void share_home_page(std::size_t page);
+  // copies_for_writing.cpp: PageCalls' CopiedForWriting hook (from its
+  // handler, beside this rank's threads), and what it does.
+  static void track_pages_copied_for_writing(void* engine, std::size_t first, std::size_t count);
+  void track_untracked_home_pages(std::size_t first, std::size_t count);
   std::span<const std::byte> flush_written_homes(int carry_home = -1);
   void invalidate(std::size_t page);
   void refresh_in_place(std::size_t page);
@@ -497,6 +502,9 @@ class Dsm::Engine final : public detail::FaultTarget {
   std::atomic<std::uint64_t> lock_wait_ticks_{0};  // stats_.lock_wait_ns, likewise
   std::atomic<std::uint64_t> sync_ticks_{0};       // stats_.sync_ns, likewise
   std::mutex mutex_;
+  // The thread that holds mutex_ to wait for a fault's fetch, if any
+  // (track_pages_copied_for_writing may act on its behalf meanwhile).
+  std::atomic<const void*> fetching_for_fault_{nullptr};
   // Last: their remote handlers are registered only once the rest exists.
   detail::PageCalls page_calls_;    // fetches from homes UCX reaches through messages
   detail::DiffBatches diffs_;       // to homes reached through UCX

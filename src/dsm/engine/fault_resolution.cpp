@@ -23,6 +23,20 @@ struct UnexplainedFault {
 // Initial-exec TLS: read in the signal handler.
 thread_local UnexplainedFault last_unexplained __attribute__((tls_model("initial-exec")));
 
+// Names the thread that waits for a fault's fetch while it waits.
+class FetchingForFault {
+ public:
+  FetchingForFault(std::atomic<const void*>& marker, const void* thread) : marker_(marker) {
+    marker_.store(thread, std::memory_order_relaxed);
+  }
+  ~FetchingForFault() { marker_.store(nullptr, std::memory_order_relaxed); }
+  FetchingForFault(const FetchingForFault&) = delete;
+  FetchingForFault& operator=(const FetchingForFault&) = delete;
+
+ private:
+  std::atomic<const void*>& marker_;
+};
+
 }  // namespace
 
 const void* Dsm::Engine::this_thread() {
@@ -136,7 +150,10 @@ detail::FaultOutcome Dsm::Engine::resolve(std::size_t page, detail::FaultAccess 
       }
       // A write miss gets its twin before the view becomes writable (one
       // mprotect), so no other thread's write can slip in before the twin.
-      const std::size_t count = fetch(page, home, write);
+      const std::size_t count = [&] {
+        const FetchingForFault marked(fetching_for_fault_, this_thread());
+        return fetch(page, home, write);
+      }();
       if (write) make_twins(page, count);  // a write batch is consecutive
       return FaultOutcome::resolved;
     }
@@ -259,7 +276,7 @@ void Dsm::Engine::fetch_batch(const std::size_t* pages, std::size_t count, int h
 
 // Asks the batch's home for its pages, a call per run of pages whose copies
 // it counts alike (a page kept for a barrier's refetch is counted already).
-void Dsm::Engine::ask_home(const HomeBatch& b) {
+void Dsm::Engine::ask_home(const HomeBatch& b, bool for_writing) {
   for (std::size_t i = 0; i < b.count;) {
     const bool count_copies = !sharing_.holds_copy(b.pages[i]);
     std::size_t j = i + 1;
@@ -267,7 +284,7 @@ void Dsm::Engine::ask_home(const HomeBatch& b) {
            sharing_.holds_copy(b.pages[j]) != count_copies)
       ++j;
     for (std::size_t k = i; k < j; ++k) sharing_.take_copy(b.pages[k]);
-    page_calls_.ask(b.home, b.pages[i], j - i, count_copies, gets_);
+    page_calls_.ask(b.home, b.pages[i], j - i, count_copies, for_writing, gets_);
     i = j;
   }
 }
@@ -295,7 +312,7 @@ void Dsm::Engine::fetch_batches(const HomeBatch* batches, std::size_t count, Vie
   try {
     for (const HomeBatch& b : all) {
       if (!direct(b) && page_calls_.used()) {
-        ask_home(b);
+        ask_home(b, after == ViewAfterFetch::left);
         continue;
       }
       // The home counts these copies before they are read: through UCX a

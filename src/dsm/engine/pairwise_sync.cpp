@@ -100,7 +100,7 @@ std::size_t Dsm::Engine::refresh_copies(std::vector<std::size_t>& pages) {
       if (const std::byte* direct = mapped_master_[static_cast<std::size_t>(home)])
         std::memcpy(master(first), direct + first * page_size_, count * page_size_);
       else if (page_calls_.used())
-        page_calls_.ask(home, first, count, false, gets_);
+        page_calls_.ask(home, first, count, false, false, gets_);
       else
         gets_.push_back(transport_.get_nb(home, master_, first * page_size_, master(first),
                                           count * page_size_));

@@ -16,6 +16,12 @@ extern thread_local int inside_engine __attribute__((tls_model("initial-exec")))
 class EngineLock {
  public:
   explicit EngineLock(std::mutex& mutex) : lock_(mutex) { ++inside_engine; }
+  // Only if nobody holds the mutex (owns() tells); the caller must not hold
+  // it already (inside_engine is 0 on its thread).
+  EngineLock(std::mutex& mutex, std::try_to_lock_t) : lock_(mutex, std::try_to_lock) {
+    ++inside_engine;
+  }
+  bool owns() const { return lock_.owns_lock(); }
   ~EngineLock() { --inside_engine; }
   EngineLock(const EngineLock&) = delete;
   EngineLock& operator=(const EngineLock&) = delete;

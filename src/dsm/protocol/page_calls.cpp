@@ -8,10 +8,12 @@
 namespace mpidsm::detail {
 
 PageCalls::PageCalls(Transport& transport, SharingRecord& sharing, const DsmRegion& region,
-                     std::size_t page_size, std::size_t max_runs, bool wanted)
+                     std::size_t page_size, std::size_t max_runs, bool wanted,
+                     CopiedForWriting copied_for_writing)
     : transport_(&transport),
       messaging_(transport),
       sharing_(sharing),
+      copied_for_writing_(copied_for_writing),
       master_(region.master()),
       pages_(region.size() / page_size),
       page_size_(page_size),
@@ -26,13 +28,13 @@ PageCalls::~PageCalls() {
 }
 
 void PageCalls::ask(int home, std::size_t first, std::size_t count, bool count_copies,
-                    std::vector<Request>& requests) {
+                    bool for_writing, std::vector<Request>& requests) {
   if (calls_.size() == calls_.capacity())
     throw Error(Errc::invalid_state, transport_->rank(),
                 "DSM fetch: more than " + std::to_string(calls_.capacity()) +
                     " calls in flight (their words would move under them)");
-  calls_.push_back(
-      {{first, static_cast<std::uint32_t>(count), count_copies ? 1u : 0u}, home, requests.size()});
+  const std::uint32_t flags = (count_copies ? kCountCopies : 0) | (for_writing ? kForWriting : 0);
+  calls_.push_back({{first, static_cast<std::uint32_t>(count), flags}, home, requests.size()});
   const Call& call = calls_.back().call;
   requests.push_back(messaging_.call_answered(home, handler_, &call, sizeof call,
                                               master_ + first * page_size_, count * page_size_));
@@ -55,20 +57,22 @@ void PageCalls::check_answers(const std::vector<Request>& requests) {
 }
 
 // At the home, inside its progress: counts the copies before the pages are
-// read for the answer (the order SharingRecord relies on), and answers with
-// the pages' master copies. A malformed call is a protocol bug: abort, as
-// for a malformed diff.
+// read for the answer (the order SharingRecord relies on), lets the home
+// track pages fetched for writing, and answers with the pages' master
+// copies. A malformed call is a protocol bug: abort, as for a malformed diff.
 Answer PageCalls::answer(void* self_pointer, int source, const std::byte* bytes, std::size_t size) {
   auto& self = *static_cast<PageCalls*>(self_pointer);
   Call call{};
   if (size == sizeof call) std::memcpy(&call, bytes, sizeof call);
-  if (size != sizeof call || call.count == 0 || call.first >= self.pages_ ||
-      call.count > self.pages_ - call.first) {
+  if (size != sizeof call || call.count == 0 || (call.flags & ~(kCountCopies | kForWriting)) ||
+      call.first >= self.pages_ || call.count > self.pages_ - call.first) {
     std::fprintf(stderr, "mpidsm: rank %d: malformed DSM fetch call from rank %d\n",
                  self.transport_->rank(), source);
     std::abort();
   }
-  if (call.count_copies) self.sharing_.count_copies_here(call.first, call.count);
+  if (call.flags & kCountCopies) self.sharing_.count_copies_here(call.first, call.count);
+  if (call.flags & kForWriting)
+    self.copied_for_writing_.call(self.copied_for_writing_.context, call.first, call.count);
   return {self.master_ + call.first * self.page_size_, call.count * self.page_size_};
 }
 

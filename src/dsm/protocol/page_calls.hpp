@@ -27,10 +27,17 @@ namespace mpidsm::detail {
 
 class PageCalls {
  public:
+  // Called at the home, from the handler, for pages a fetcher is about to
+  // write: after their copies are counted, before their bytes are read.
+  struct CopiedForWriting {
+    void (*call)(void* context, std::size_t first, std::size_t count);
+    void* context;
+  };
   // Collective. `wanted`: this rank's DsmSettings::fetch_by_call;
   // `max_runs`: runs one fetch asks for at most.
   PageCalls(Transport& transport, SharingRecord& sharing, const DsmRegion& region,
-            std::size_t page_size, std::size_t max_runs, bool wanted);
+            std::size_t page_size, std::size_t max_runs, bool wanted,
+            CopiedForWriting copied_for_writing);
   ~PageCalls();
   // The transport is gone: nothing to unregister.
   void abandon_transport() { transport_ = nullptr; }
@@ -41,10 +48,11 @@ class PageCalls {
   bool used() const { return used_; }
   // Asks `home` for pages [first, first+count) into the master view;
   // `count_copies`: the home counts them as this rank's copies
-  // (SharingRecord::take_copy held for each). The request joins `requests`.
+  // (SharingRecord::take_copy held for each); `for_writing`: this rank
+  // fetches them to write them. The request joins `requests`.
   // At most `max_runs` calls at once: one more throws Errc::invalid_state
   // (the calls in flight would move).
-  void ask(int home, std::size_t first, std::size_t count, bool count_copies,
+  void ask(int home, std::size_t first, std::size_t count, bool count_copies, bool for_writing,
            std::vector<Request>& requests);
   // After every request has completed: checks that each answer was whole,
   // and forgets the calls. Throws Errc::transport naming the home otherwise.
@@ -57,8 +65,9 @@ class PageCalls {
   struct Call {
     std::uint64_t first;  // page
     std::uint32_t count;
-    std::uint32_t count_copies;
+    std::uint32_t flags;  // kCountCopies | kForWriting
   };
+  static constexpr std::uint32_t kCountCopies = 1, kForWriting = 2;
   struct Asked {
     Call call;
     int home;
@@ -69,6 +78,7 @@ class PageCalls {
   Transport* transport_;
   LibraryMessaging messaging_;
   SharingRecord& sharing_;
+  CopiedForWriting copied_for_writing_;
   std::byte* master_;
   std::size_t pages_;
   std::size_t page_size_;
