@@ -11,7 +11,8 @@
 # its last host idle, Open MPI 4.1.4's mpirun did not end after every rank
 # had: the survivors reported and exited, and mpirun waited for ever.) The .tcp/.ucx/.bare
 # variants repeat on one node what crossing hosts does anyway.
-# Before them, scripts/check-hosts-teardown.sh checks the harness's teardown.
+# Before them, scripts/check-hosts-teardown.sh checks the harness's teardown
+# and scripts/check-hosts-confine.sh its --confine.
 # Where namespaces cannot be created, says so and succeeds: the rest of the
 # suite has run on one node.
 set -euo pipefail
@@ -27,6 +28,10 @@ if ((status == 77)); then
   exit 0
 fi
 ((status == 0)) || exit "$status"
+# Confined, each host's ranks run on cores of their own (77: one core).
+status=0
+bash "$here/check-hosts-confine.sh" || status=$?
+((status == 0 || status == 77)) || exit "$status"
 for layout in "${layouts[@]}"; do
   echo "=== mpirun tests across simulated hosts, layout $layout ==="
   ranks=$((${layout//+/ + }))
