@@ -379,7 +379,8 @@ class Transport {
   void progress_until(bool (*done)(void* context), void* context, const char* waiting_for);
   /// Waiting loops should yield the CPU after a run of idle polls instead of
   /// spinning (MPIDSM_YIELD_WHEN_IDLE; by default when more ranks of the
-  /// communicator run on this node than it has CPUs).
+  /// communicator run on this node than it has CPUs). The transport's own
+  /// waits sleep once they have yielded many times in a row.
   bool yield_when_idle() const;
   /// Blocks in MPI_Ibarrier on comm while driving UCX progress, so peers that
   /// wait on this rank's progress are never starved by a blocking collective.

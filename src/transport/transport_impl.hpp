@@ -2,7 +2,6 @@
 // (bootstrap, memory, RMA, atomics, tags, requests).
 #pragma once
 
-#include <sched.h>
 #include <ucp/api/ucp.h>
 
 #include <array>
@@ -22,6 +21,7 @@
 #include "mailboxes.hpp"
 #include "mpidsm/transport.hpp"
 #include "peer_liveness.hpp"
+#include "progress/idle_backoff.hpp"
 #include "progress/progress_handoff.hpp"
 #include "progress/worker_guard.hpp"
 #include "traffic_meter.hpp"
@@ -232,8 +232,9 @@ struct Transport::Impl {
   // every idle poll past the first few (as Open MPI's mpi_yield_when_idle
   // does), since the rank we wait for may need this core: yielding only
   // every 64th, a clean DSM barrier of 3 ranks on 2 cores across simulated
-  // hosts took 90 us against 34. Otherwise it spins, as a system call in
-  // the wait would add to latency.
+  // hosts took 90 us against 34. A wait idle for many yields sleeps
+  // instead (IdleBackoff). Otherwise it spins, as a system call in the
+  // wait would add to latency.
   // A wait still idle after a few polls is a remote one: it mutes the
   // progress thread's wake-ups for its duration (ProgressHandoff).
   // A peer whose process is gone ends the wait: Errc::transport naming it and
@@ -245,6 +246,7 @@ struct Transport::Impl {
     constexpr unsigned idle_polls_before_mute = 4, idle_polls_before_yield = 5,
                        polls_per_liveness_look = 256;
     unsigned idle = 0, polls = 0;
+    detail::IdleBackoff backoff;
     const bool on_worker = what == Waiting::on_worker;
     detail::CountedInside counted(handoff, on_worker);
     while (!done()) {
@@ -254,10 +256,11 @@ struct Transport::Impl {
       if (mailboxes.has_work()) mailboxes.progress();
       if (progress_once(what) != 0) {
         idle = 0;
+        backoff.progressed();
       } else if (++idle == idle_polls_before_mute && on_worker) {
         handoff.mute();
       } else if (yield_when_idle && idle == idle_polls_before_yield) {
-        sched_yield();
+        backoff.idle();
         idle = idle_polls_before_mute;
       }
       if (++polls == polls_per_liveness_look) {
