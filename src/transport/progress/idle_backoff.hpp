@@ -12,13 +12,14 @@
 // too, which the ranks still computing lack. A sleep gives the core away
 // outright, and the thread gets a fresh deadline when it wakes.
 //
-// Measured on jia_lu across 1+1+1 simulated hosts (three ranks, two cores,
-// 5 repetitions per run; docs/progress.md): the ranks left a barrier up to
-// 4 ms apart; with sleeps after 64 yields, the mean spread between the
-// first and the last rank out fell from 0.64 to 0.24 ms, and spreads over
-// 1 ms from 29 to 5 of 160 barriers. Short waits (a round trip to a peer
-// whose core is busy, 0.1-0.3 ms) end within their yields, since a sleep
-// would add up to its length to each.
+// Measured on jia_lu across 1+1+1 simulated hosts (three ranks, two cores;
+// docs/progress.md): the ranks left a barrier up to 4 ms apart. With sleeps
+// after 64 yields, the mean spread between the first and the last rank out
+// of the barrier after each panel fell from 0.53-0.65 ms to 0.32-0.41 ms,
+// and spreads over 1 ms from 24-30 to 5-10 of 160 barriers (three runs
+// each). Short waits (a round trip to a peer whose core is busy, 0.1-0.3
+// ms) end within their yields, since a sleep would add up to its length to
+// each.
 #pragma once
 
 #include <sched.h>
