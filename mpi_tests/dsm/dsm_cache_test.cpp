@@ -477,6 +477,42 @@ TEST_F(DsmTest, ABarrierBringsAReadersPagesUpToDateWithAnotherRanksDiffs) {
   d.free(data);
 }
 
+// A copy this rank keeps (update) and reads only every other interval, of a
+// page its home rewrites in the intervals between (jia_water's positions:
+// read while computing forces, rewritten while moving): its subscription
+// outlives the barrier whose interval did not touch it, so each rewrite
+// arrives inside the barrier, from the home, rather than in a refresh after
+// it, from a home that may have left to compute. Only through UCX.
+TEST_F(DsmTest, AKeptCopyReadEveryOtherIntervalIsUpdatedInsideTheBarrier) {
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs a home and a reader";
+  constexpr int kHome = 0;
+  const bool through_ucx = !testing::mapped_here(*runtime_, kHome);  // collective
+  Dsm d(*runtime_, exact_fetch_settings(*runtime_));
+  auto* words =
+      d.allocate<std::uint64_t>(d.page_size() / 8, Placement::on(kHome), Coherence::update);
+  const bool reader = me != kHome;
+  d.barrier();
+  for (std::uint64_t round = 1; round <= 5; ++round) {
+    const std::string where = "rank " + std::to_string(me) + ", round " + std::to_string(round);
+    if (reader) {
+      EXPECT_EQ(words[0], round - 1) << where;
+    }
+    d.barrier();  // ends the interval that read it: nothing noticed
+    if (me == kHome) words[0] = round;
+    const std::uint64_t refreshed_before = d.stats().updates_received;
+    const std::uint64_t refetched = refetched_by_barrier(d);  // the home's rewrite
+    const std::uint64_t refreshed = d.stats().updates_received - refreshed_before;
+    // From the second round: the first one's copy was fetched at its read.
+    if (reader && through_ucx && round > 1) {
+      EXPECT_EQ(refetched, 1u) << where;
+      EXPECT_EQ(refreshed, 0u) << where << ": refreshed after the barrier";
+    }
+  }
+  d.barrier();
+  d.free(words);
+}
+
 // A barrier that fails (a rank holds a lock) after readers subscribed to
 // their pages: every rank gets the error, no subscription is left waiting,
 // and the next barrier delivers the writes.

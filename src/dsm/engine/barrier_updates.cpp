@@ -167,6 +167,25 @@ void Dsm::Engine::install_updates() {
   });
   for (std::size_t page : updates_.awaited_pages())  // noticed, but its home sent no bytes
     if ((listed_[page] & kAwaitingUpdate) && !refresh_later(page)) invalidate(page);
+  // A subscribed copy this barrier left cached, of a page whose copies this
+  // rank keeps (update, read_mostly, a recurrent adaptive page), stays a
+  // candidate for the next barrier, though the interval between may not
+  // touch it: its next notice would bring it afresh anyway, and inside the
+  // barrier, from its home's push or late answer, rather than after it,
+  // from a home that may have left the barrier to compute. jia_water reads
+  // its peers' positions while computing forces but not while moving its
+  // own: it subscribed to them at every other barrier only, and across
+  // 1+1+1 hosts the refresh at the others made the last rank leave the
+  // barrier 2 ms after the rest. Copies this rank does not keep subscribe
+  // only when used, or a page read once would be refreshed at every barrier.
+  for (std::size_t page : updates_.subscribed_pages()) {
+    PageCache::Entry& entry = cache_.entry(page);
+    if (state_[page] != PageState::cached || !keeps_copies(page) ||
+        entry.fetched_in == next_interval)
+      continue;
+    entry.fetched_in = next_interval;
+    updates_.note_fetched(page);
+  }
   forget_updates();
 }
 
