@@ -161,8 +161,7 @@ void Dsm::Engine::install_updates() {
     if (state_[page] != PageState::cached || pinned(page)) return invalidate(page);
     std::memcpy(master(page), bytes, page_size_);
     watch_updated(page, 1);
-    cache_.entry(page).fetched_in = next_interval;
-    updates_.note_fetched(page);
+    count_as_fetched_next(page);
     ++stats_.barrier_refetches;
   });
   for (std::size_t page : updates_.awaited_pages())  // noticed, but its home sent no bytes
@@ -178,14 +177,10 @@ void Dsm::Engine::install_updates() {
   // 1+1+1 hosts the refresh at the others made the last rank leave the
   // barrier 2 ms after the rest. Copies this rank does not keep subscribe
   // only when used, or a page read once would be refreshed at every barrier.
-  for (std::size_t page : updates_.subscribed_pages()) {
-    PageCache::Entry& entry = cache_.entry(page);
-    if (state_[page] != PageState::cached || !keeps_copies(page) ||
-        entry.fetched_in == next_interval)
-      continue;
-    entry.fetched_in = next_interval;
-    updates_.note_fetched(page);
-  }
+  for (std::size_t page : updates_.subscribed_pages())
+    if (state_[page] == PageState::cached && keeps_copies(page) &&
+        cache_.entry(page).fetched_in != next_interval)  // installed above
+      count_as_fetched_next(page);
   forget_updates();
 }
 

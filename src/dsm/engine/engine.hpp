@@ -299,6 +299,13 @@ class Dsm::Engine final : public detail::FaultTarget {
   void drop_uncached_counts(std::vector<std::size_t>& pages);
   // Cached, not pinned, homed beyond this node, used in the ending interval.
   bool used_through_ucx(std::size_t page);
+  // A barrier brought `page` up to date, or keeps it subscribed: it counts
+  // as fetched in the interval the barrier starts, a candidate for the next
+  // barrier's subscriptions.
+  void count_as_fetched_next(std::size_t page) {
+    cache_.entry(page).fetched_in = epoch_.load(std::memory_order_relaxed) + 1;
+    updates_.note_fetched(page);
+  }
   // Cached, not pinned, homed beyond this node, and used since it was last
   // brought up to date (by a fault it always was): a barrier or sync
   // updates it in place rather than dropping it.

@@ -77,12 +77,8 @@ bool Dsm::Engine::refresh_later(std::size_t page) {
 }
 
 void Dsm::Engine::refresh_barrier_copies() {
-  const std::uint64_t next_interval = epoch_.load(std::memory_order_relaxed) + 1;
   std::erase_if(refresh_, [&](std::size_t page) { return state_[page] != PageState::cached; });
-  for (std::size_t page : refresh_) {
-    cache_.entry(page).fetched_in = next_interval;
-    updates_.note_fetched(page);
-  }
+  for (std::size_t page : refresh_) count_as_fetched_next(page);
   stats_.updates_received += refresh_copies(refresh_);
 }
 
