@@ -76,6 +76,13 @@ void PeerLiveness::exchange(MPI_Comm comm, int rank) {
 }
 
 void PeerLiveness::report_gone(int peer) noexcept {
+  // A survivor tells before it closes (Transport::Impl::tell_connected_peers),
+  // so what it told is here by the time its closing reports it.
+  take_told();
+  mark_gone(peer);
+}
+
+void PeerLiveness::mark_gone(int peer) noexcept {
   gone_[static_cast<std::size_t>(peer)].store(true, std::memory_order_relaxed);
   int none = -1;
   dead_.compare_exchange_strong(none, peer);
@@ -85,7 +92,7 @@ void PeerLiveness::take_told() noexcept {
   if (!told_) return;
   const std::uint64_t told =
       std::atomic_ref<const std::uint64_t>(*told_).load(std::memory_order_relaxed);
-  if (told != 0 && told <= pids_.size()) report_gone(static_cast<int>(told - 1));
+  if (told != 0 && told <= pids_.size()) mark_gone(static_cast<int>(told - 1));
 }
 
 int PeerLiveness::dead_peer() {

@@ -55,6 +55,7 @@ class PeerLiveness {
   // A rank a peer told of counts as gone, before any it found itself: the
   // peer that told then closed its endpoints, which only looks like a death.
   void take_told() noexcept;
+  void mark_gone(int peer) noexcept;
 };
 
 // The argument of UCX's error callback on the endpoints to `rank`.

@@ -302,7 +302,7 @@ struct Transport::Impl {
   // while none), so that a rank never connected to a dead peer still names
   // it, rather than the survivor whose endpoints closed (liveness.hear_from).
   MemoryRegion told_word;
-  std::uint64_t telling = 0;  // the word this rank puts into its peers'
+  std::vector<std::uint64_t> telling;  // per peer: what this rank swaps into its told word
   void tell_connected_peers() noexcept;
   [[noreturn]] void throw_peer_gone(const char* waiting_for) const;
   detail::PeerLiveness liveness;
