@@ -255,21 +255,22 @@ void Transport::Impl::lose() noexcept {
 }
 
 // Writes the dead rank into every connected peer's told word, unless the
-// word already holds one, and flushes, for at most a second: a peer that
-// then sees this rank's endpoints close knows why. A death passes so from
-// rank to rank along the connections (the liveness ring among them:
-// endpoint_table.hpp). Compare-and-swap, not put: a survivor that took
-// another survivor's closing for the death would otherwise overwrite what
-// an earlier teller wrote (seen across 8 simulated hosts: the last writer
-// named a survivor, and the reader never learnt of the dead rank).
+// word already holds one, for at most a second: a peer that then sees this
+// rank's endpoints close knows why. A death passes so from rank to rank
+// along the connections (the liveness ring among them: endpoint_table.hpp).
+// Compare-and-swap, not put: a survivor that took another survivor's
+// closing for the death would otherwise overwrite what an earlier teller
+// wrote (seen across 8 simulated hosts: the last writer named a survivor,
+// and the reader never learnt of the dead rank). A fetching atomic
+// completes once the old value is back, so the word is written by then.
 void Transport::Impl::tell_connected_peers() noexcept {
   const int dead = liveness.first_gone();
   if (dead < 0 || !told_word.valid()) return;
   static constexpr std::uint64_t kNoneTold = 0;
-  // UCX 1.13's compare-and-swap reads the comparand from the operand buffer
-  // and the new value from the reply buffer, where the old value lands
-  // (native_fetch); a member, as a request still open after the second may
-  // write it while the endpoints close.
+  // UCP_ATOMIC_OP_CSWAP compares with the operand buffer and swaps in the
+  // reply buffer's value, where the old value lands (native_fetch). A
+  // member: a request still open after the second writes it while the
+  // endpoints close.
   telling.assign(static_cast<std::size_t>(size), static_cast<std::uint64_t>(dead) + 1);
   std::vector<ucs_status_ptr_t> requests;
   for (int peer = 0; peer < size; ++peer) {
@@ -278,17 +279,14 @@ void Transport::Impl::tell_connected_peers() noexcept {
       // Not through remote(), which refuses every operation once `lost` is set.
       detail::RemoteKey& key = told_word.state_->peers[static_cast<std::size_t>(peer)];
       unpack_on_first_use(key, peer);
-      ucp_ep_h ep = endpoints.get(peer);
       ucp_request_param_t swap{};
       swap.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
       swap.datatype = ucp_dt_make_contig(sizeof kNoneTold);
       swap.reply_buffer = &telling[static_cast<std::size_t>(peer)];
-      ucp_request_param_t flush{};
-      for (ucs_status_ptr_t request :
-           {ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_CSWAP, &kNoneTold, 1, key.base,
-                              static_cast<ucp_rkey_h>(key.rkey), &swap),
-            ucp_ep_flush_nbx(ep, &flush)})
-        if (request && !UCS_PTR_IS_ERR(request)) requests.push_back(request);
+      ucs_status_ptr_t request =
+          ucp_atomic_op_nbx(endpoints.get(peer), UCP_ATOMIC_OP_CSWAP, &kNoneTold, 1, key.base,
+                            static_cast<ucp_rkey_h>(key.rkey), &swap);
+      if (request && !UCS_PTR_IS_ERR(request)) requests.push_back(request);
     } catch (const Error&) {
       // This peer does not hear of it; its own waits end when it sees ours close.
     }
