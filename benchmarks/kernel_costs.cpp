@@ -3,8 +3,9 @@
 // a machine whose faults and protection changes cost what these did. Two
 // machines of the same size (2 cores, AMD EPYC) differed fivefold: a
 // SIGSEGV and one mprotect took 4.9 µs on one (../shared/DESIGN.md) and
-// about 26 µs on the other, where the applications' ratios across hosts
-// were worse while their message and byte counts were the same.
+// about 26 µs on the other, where the suite's fault-bound rows
+// (dsm_miss_latency's fault_floor, dsm_barrier_latency's halo_page) were
+// slower by about the difference.
 //   kernel_costs [--csv]
 // Prints the median and spread (min–max) of 5 repetitions of each, in µs:
 //   system call   a system call that does no work (getppid, not cached by libc)
@@ -19,8 +20,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -92,9 +93,8 @@ int main(int argc, char** argv) {
   for (int r = 0; r < kRepetitions; ++r) {
     system_call[r] = per_call_us([](int) { syscall(SYS_getppid); });
     protect[r] = per_call_us([&](int i) {
-                   check(mprotect(g_page, size, i % 2 ? PROT_READ | PROT_WRITE : PROT_READ) == 0,
-                         "mprotect");
-                 });
+      check(mprotect(g_page, size, i % 2 ? PROT_READ | PROT_WRITE : PROT_READ) == 0, "mprotect");
+    });
     check(mprotect(g_page, size, PROT_READ | PROT_WRITE) == 0, "mprotect");
     fault[r] = per_call_us([&](int i) {
       check(mprotect(g_page, size, PROT_READ) == 0, "mprotect");
