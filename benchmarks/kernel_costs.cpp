@@ -3,9 +3,8 @@
 // a machine whose faults and protection changes cost what these did. Two
 // machines of the same size (2 cores, AMD EPYC) differed fivefold: a
 // SIGSEGV and one mprotect took 4.9 µs on one (../shared/DESIGN.md) and
-// about 26 µs on the other, where the suite's fault-bound rows
-// (dsm_miss_latency's fault_floor, dsm_barrier_latency's halo_page) were
-// slower by about the difference.
+// about 26 µs on the other, where dsm_miss_latency's fault_floor row (a
+// SIGSEGV, an mprotect and a 4 KiB get) was 1.27-1.44x MPI_Get, not 1.10x.
 //   kernel_costs [--csv]
 // Prints the median and spread (min–max) of 5 repetitions of each, in µs:
 //   system call   a system call that does no work (getppid, not cached by libc)
