@@ -12,7 +12,13 @@
 //   write fault   a write to a read-only page whose SIGSEGV handler makes it
 //                 writable: the fault and two protection changes, the floor
 //                 of a DSM write miss before any network
+//   watch         what watching an updated copy costs (watch_updated in
+//                 src/dsm/engine/barrier_updates.cpp): its page-table entry
+//                 dropped (madvise MADV_DONTNEED of a shared page), the read
+//                 that maps it again (a minor fault), and /proc/self/pagemap
+//                 read to tell that it was touched
 // A plain program (no MPI, no mpidsm): it installs its own SIGSEGV handler.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -24,6 +30,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 
 namespace {
@@ -65,6 +72,16 @@ Spread spread_of(std::array<double, kRepetitions> values) {
   return {values[kRepetitions / 2], values.front(), values.back()};
 }
 
+// Whether `address`'s page is mapped in this process's page table
+// (/proc/self/pagemap: bit 63 of its 64-bit entry).
+bool present(int pagemap, const volatile char* address) {
+  std::uint64_t entry = 0;
+  const auto at = static_cast<off_t>(reinterpret_cast<std::uintptr_t>(address) /
+                                     static_cast<std::uintptr_t>(g_page_size) * sizeof entry);
+  check(pread(pagemap, &entry, sizeof entry, at) == sizeof entry, "pread of /proc/self/pagemap");
+  return entry >> 63;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,7 +104,21 @@ int main(int argc, char** argv) {
 
   const auto size = static_cast<std::size_t>(g_page_size);
   volatile char* page = g_page;
-  std::array<double, kRepetitions> system_call{}, protect{}, fault{};
+  // A shared page, as the DSM's view is: dropping its page-table entry
+  // keeps its bytes.
+  const int memory = memfd_create("kernel_costs", MFD_CLOEXEC);
+  check(memory >= 0 && ftruncate(memory, g_page_size) == 0, "memfd_create");
+  void* shared = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memory, 0);
+  check(shared != MAP_FAILED, "mmap of the memfd");
+  volatile char* watched = static_cast<char*>(shared);
+  watched[0] = 7;
+  const int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  check(pagemap >= 0, "open of /proc/self/pagemap");
+  check(madvise(shared, size, MADV_DONTNEED) == 0, "madvise");
+  const bool drop_seen = !present(pagemap, watched);
+  int touches_seen = 0;  // watches whose pagemap read saw the read's refault
+  long read_back = 0;
+  std::array<double, kRepetitions> system_call{}, protect{}, fault{}, watch{};
   // Interleaved, so a burst of noise lands on all three alike.
   for (int r = 0; r < kRepetitions; ++r) {
     system_call[r] = per_call_us([](int) { syscall(SYS_getppid); });
@@ -99,10 +130,23 @@ int main(int argc, char** argv) {
       check(mprotect(g_page, size, PROT_READ) == 0, "mprotect");
       page[0] = static_cast<char>(i);  // faults; the handler makes it writable
     });
+    watch[r] = per_call_us([&](int) {
+      check(madvise(shared, size, MADV_DONTNEED) == 0, "madvise");
+      read_back += watched[0];  // a minor fault maps it again
+      touches_seen += present(pagemap, watched);
+    });
   }
   // The handler ran: every write above landed, the last one included.
   if (g_page[0] != static_cast<char>(kIterations - 1)) {
     std::fprintf(stderr, "kernel_costs: the faulting writes did not land\n");
+    return 1;
+  }
+  // madvise dropped the entry, every watch saw the read map it again, and
+  // the bytes stayed.
+  if (!drop_seen || touches_seen != kRepetitions * kIterations ||
+      read_back != 7L * kRepetitions * kIterations) {
+    std::fprintf(stderr, "kernel_costs: the watch did not behave (dropped %d, %d of %d seen)\n",
+                 drop_seen, touches_seen, kRepetitions * kIterations);
     return 1;
   }
   const struct {
@@ -110,7 +154,8 @@ int main(int argc, char** argv) {
     Spread spread;
   } rows[] = {{"system call", spread_of(system_call)},
               {"mprotect", spread_of(protect)},
-              {"write fault", spread_of(fault)}};
+              {"write fault", spread_of(fault)},
+              {"watch", spread_of(watch)}};
   if (csv) std::printf("operation,median_us,min_us,max_us\n");
   for (const auto& row : rows) {
     const Spread& s = row.spread;
