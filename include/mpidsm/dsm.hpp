@@ -110,6 +110,12 @@ struct DsmStats {
   /// Adaptive pages switched back to invalidation here: an update of the
   /// copy went unread before the next one.
   std::uint64_t updates_dropped = 0;
+  /// Copies brought up to date in place (updates, barrier and sync
+  /// refetches) whose page-table entries went so that their next read
+  /// shows (a madvise and, when read, a minor fault each): a copy read at
+  /// every watch is watched at every 4th update, then every 8th... up to
+  /// every 64th.
+  std::uint64_t updates_watched = 0;
   /// Pages allocated per coherence policy (gauges, not
   /// counters: reset_stats leaves them).
   std::uint64_t pages_adaptive = 0;
@@ -162,6 +168,7 @@ struct DsmStats {
     f("lock_grant_pages", lock_grant_pages);
     f("updates_adopted", updates_adopted);
     f("updates_dropped", updates_dropped);
+    f("updates_watched", updates_watched);
   }
   /// Name and value of every gauge (the pages per policy), for tables.
   template <class F>

@@ -92,6 +92,7 @@ void Dsm::Engine::watch_updated(std::size_t first, std::size_t count) {
       continue;
     }
     entry.unwatched_updates = 0;
+    ++stats_.updates_watched;
     entry.refetched = true;
     entry.read_counted = false;
     ++run;

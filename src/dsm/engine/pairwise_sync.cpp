@@ -20,7 +20,13 @@ class Dsm::Engine::SyncPages final : public detail::PairwiseSync::PageSide {
   bool copied(std::size_t page) const override { return !is_home(e_.state_[page]); }
   int home_of(std::size_t page) const override { return e_.home_of_page(page); }
   const std::byte* home_bytes(std::size_t page) const override { return e_.master(page); }
-  bool used(std::size_t page) override { return e_.used_since_updated(page); }
+  // A noticed copy this rank keeps (update, read_mostly, a recurrent
+  // adaptive page) is judged as at any other acquire: a recurrent page
+  // whose updates go unread goes back to invalidation, and its reads
+  // counted let watch_updated watch it less.
+  bool used(std::size_t page) override {
+    return (!e_.keeps_copies(page) || e_.keeps_copy_now(page)) && e_.used_since_updated(page);
+  }
   void invalidate(std::size_t page) override { e_.invalidate(page); }
   void changed_at_home(std::size_t page) override { e_.demote_hot_page(page); }
   void install(std::size_t page, const std::byte* bytes) override {
