@@ -56,28 +56,35 @@ bool Dsm::Engine::read_since_updated(std::size_t page) {
   return read;
 }
 
+namespace {
+
+// Updates between two watches of a copy found read at its last
+// `reads_in_a_row` watched updates: 1, then 4 << 0..4 (every 4th to every
+// 64th update).
+int watch_every(std::uint8_t reads_in_a_row) {
+  constexpr int kWatchLessAfter = 4, kMostDoublings = 4;
+  if (reads_in_a_row < kWatchLessAfter) return 1;
+  return kWatchLessAfter << std::min(reads_in_a_row - kWatchLessAfter, kMostDoublings);
+}
+
+}  // namespace
+
 // The copy stays mapped for reads while its bytes change: the application's
 // threads are in the synchronisation, or race it (and so read old or new
 // words). Its page-table entries go, so touched_since_mapped tells whether
 // the next interval uses it. Watching costs an madvise, a refault and a
 // read of /proc/self/pagemap per update: a third of a sync with a
 // neighbour across nodes where a system call is cheap, 20-25 us on a guest
-// whose mprotect takes 8 (kernel_costs' watch row), and there watching
-// every 4th update made a barrier with a halo page 1.3-1.9x slower across
-// hosts (docs/consistency.md). So a copy found read at every
-// watched update is watched ever less often: at every 4th update after 4
-// reads in a row, then every 8th, 16th, 32nd and 64th as each watch finds
-// it read again, and counts as read in between. A reader that stops
-// reading it finds out at the next watched update: the unread updates
-// until then are at most about as many as the reads that grew the
-// interval (docs/consistency.md's bound of what an update may cost).
-std::uint8_t Dsm::Engine::watch_every(std::uint8_t reads_in_a_row) {
-  constexpr int kWatchLessAfter = 4, kMostBetweenWatches = 64;
-  if (reads_in_a_row < kWatchLessAfter) return 1;
-  const int doublings = std::min(reads_in_a_row - kWatchLessAfter, 4);
-  return static_cast<std::uint8_t>(std::min(kWatchLessAfter << doublings, kMostBetweenWatches));
-}
-
+// whose mprotect takes 8 (kernel_costs' watch row), where watching every
+// 4th update made a barrier with a halo page 1.72x MPI_Sendrecv across
+// hosts, and 1.26x once watched less (docs/consistency.md). So a copy
+// found read at every watched update is watched ever less often: at every
+// 4th update after 4 reads in a row, then every 8th, 16th, 32nd and 64th
+// as each watch finds it read again (watch_every), and counts as read in
+// between. A reader that stops reading it finds out at the next watched
+// update: the unread updates until then are at most about as many as the
+// reads that grew the interval (docs/consistency.md's bound of what an
+// update may cost).
 void Dsm::Engine::watch_updated(std::size_t first, std::size_t count) {
   std::size_t run = 0;  // pages before `page` to watch, in a row
   auto drop_entries = [&](std::size_t end) {

@@ -315,9 +315,6 @@ class Dsm::Engine final : public detail::FaultTarget {
   bool read_since_updated(std::size_t page);
   // Pages [first, first+count), just updated in place: watched for use.
   void watch_updated(std::size_t first, std::size_t count);
-  // Updates between two watches of a copy found read at its last
-  // `reads_in_a_row` watched updates.
-  static std::uint8_t watch_every(std::uint8_t reads_in_a_row);
   // Orders pages by home, then page: a batch per home, runs within it.
   bool home_then_page(std::size_t a, std::size_t b) const;
   void drop_keeping_count(std::size_t page);
