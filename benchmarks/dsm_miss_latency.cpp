@@ -7,7 +7,12 @@
 //                   MPI: MPI_Get of the page, MPI_Put of the 8 changed bytes, flush
 //   write_scan_pf   the same with prefetch on: a stream of write misses fetches
 //                   and twins the following pages in one batch
-// Misses are timed with MPIDSM_BARRIER_REFETCH off (see no_prefetch below).
+//   rewrite_scan_pf one write per page to copies already cached and readable,
+//                   then the release, per page: a stream of first writes twins
+//                   the following cached pages in one batch; MPI: an 8-byte
+//                   MPI_Put per page, one flush
+// Misses are timed with MPIDSM_BARRIER_REFETCH, MPIDSM_ADAPTIVE_UPDATES and
+// MPIDSM_HOME_MIGRATION off (see no_prefetch below).
 //   mpirun -np 2 dsm_miss_latency [-i pages per slice] [-x n] [-f] [--csv]
 #include <signal.h>
 #include <sys/mman.h>
@@ -77,6 +82,12 @@ int main(int argc, char** argv) {
     // by the barrier between them: a barrier's refetch would turn every miss
     // timed here into a hit.
     no_prefetch.barrier_refetch = false;
+    // Nor may adaptive write-update keep the copies rank 0 read in the last
+    // slice up to date (it would, as they are read again at every barrier).
+    no_prefetch.adaptive_updates = false;
+    // And the pages stay homed on rank 1: rank 0 alone rewrites them in
+    // rewrite_scan, which would otherwise move their homes to it.
+    no_prefetch.home_migration = HomeMigration::off;
     no_prefetch.cache_pages = std::max(no_prefetch.cache_pages, 2 * pages);
     DsmSettings with_prefetch = no_prefetch;
     with_prefetch.prefetch_pages = rt.config().prefetch_pages ? rt.config().prefetch_pages : 16;
@@ -218,6 +229,35 @@ int main(int argc, char** argv) {
     write_stream.mpidsm = [&](std::size_t, int n) { return write_scan(ahead, ahead_data, n); };
     write_stream.mpi = mpi_page_update;
     h.run(write_stream);
+
+    // Copies cached and readable on rank 0 (read, untimed), each then
+    // written once: their twins, their protection changes and the release.
+    Row rewrite_stream;
+    rewrite_stream.label = "rewrite_scan_pf" + std::to_string(with_prefetch.prefetch_pages);
+    rewrite_stream.mpi_name = "MPI_Put of 8 bytes per page; flush";
+    rewrite_stream.mpidsm = [&](std::size_t, int n) {
+      timed_on_rank0([&] { return read_all(ahead_data); });
+      const double start = seconds();
+      if (me == 0)
+        for (int i = 0; i < n; ++i)
+          *reinterpret_cast<volatile std::uint64_t*>(ahead_data +
+                                                     static_cast<std::size_t>(i) * kPage) = 7;
+      ahead.barrier();
+      return (seconds() - start) / n;
+    };
+    rewrite_stream.mpi = [&](std::size_t, int n) {
+      const double start = seconds();
+      const std::uint64_t value = 7;
+      if (me == 0) {
+        for (int i = 0; i < n; ++i)
+          MPI_Put(&value, 8, MPI_BYTE, kHome, static_cast<MPI_Aint>(i) * kPage, 8, MPI_BYTE,
+                  window.win());
+        MPI_Win_flush(kHome, window.win());
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+      return (seconds() - start) / n;
+    };
+    h.run(rewrite_stream);
 
     rt.transport().deregister(remote);
     ahead.free(ahead_data);

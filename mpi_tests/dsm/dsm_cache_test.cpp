@@ -104,6 +104,76 @@ TEST_F(DsmTest, PrefetchedPagesAreCorrectAndInvalidatedLikeAnyOther) {
   d.free(data);
 }
 
+// A stream of first writes to cached copies (a rank rewriting a remote
+// array it read) twins and makes writable 63 following cached pages at each
+// fault: one mprotect past the 33 pages Linux flushes from the TLB one by
+// one (engine.hpp, write_ahead_pages). Pages twinned and left unwritten send
+// nothing. MPIDSM_PREFETCH_PAGES=0 turns it off: a fault per page.
+TEST_F(DsmTest, AStreamOfFirstWritesToCachedCopiesFaultsOncePerSixtyFourPages) {
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs a home and a writer";
+  constexpr int kHome = 1, kWriter = 0;
+  constexpr std::size_t kPages = 256, kWritten = 200;
+  for (const std::size_t prefetch : {std::size_t{16}, std::size_t{0}}) {
+    DsmSettings settings = DsmSettings::from(runtime_->config());
+    settings.size = std::size_t{4} << 20;
+    settings.cache_pages = std::max<std::size_t>(settings.cache_pages, 2 * kPages);
+    settings.prefetch_pages = prefetch;
+    settings.home_migration = HomeMigration::off;
+    settings.barrier_refetch = false;
+    settings.adaptive_updates = false;
+    Dsm d(*runtime_, settings);
+    const std::size_t per_page = d.page_size() / sizeof(std::uint64_t);
+    auto* data =
+        d.allocate<std::uint64_t>(per_page * kPages, Placement::on(kHome), Coherence::adaptive);
+    const std::string where =
+        "rank " + std::to_string(me) + ", prefetch " + std::to_string(prefetch);
+    // The writer reads the pages until a pass finds every copy still
+    // cached: the home, which held them exclusive, may drop the first
+    // copies with a "possibly written" notice at a barrier after it learns
+    // of them (copies_for_writing.cpp). Every rank runs the same barriers.
+    int settled = 0;
+    for (int pass = 0; pass < 8 && !settled; ++pass) {
+      if (me == kWriter) {
+        const std::uint64_t faults = d.stats().read_faults;
+        std::size_t nonzero = 0;
+        for (std::size_t p = 0; p < kPages; ++p) nonzero += data[p * per_page] != 0;
+        EXPECT_EQ(nonzero, 0u) << where;
+        settled = d.stats().read_faults == faults;
+      }
+      MPI_Bcast(&settled, 1, MPI_INT, kWriter, MPI_COMM_WORLD);
+      d.barrier();
+    }
+    ASSERT_TRUE(settled) << where << ": the copies never stayed cached";
+    const DsmStats before = d.stats();
+    auto value = [](std::size_t p) { return 0x0101010101010101ull * (p % 255 + 1); };
+    if (me == kWriter)
+      for (std::size_t p = 0; p < kWritten; ++p) data[p * per_page + 3] = value(p);
+    d.barrier();
+    const DsmStats after = d.stats();
+    if (me == kWriter) {
+      const std::uint64_t faults = after.write_faults - before.write_faults;
+      EXPECT_EQ(after.pages_fetched, before.pages_fetched) << where << ": a copy was dropped";
+      // The first write starts the stream; each later fault covers 64 pages.
+      if (prefetch > 0) {
+        EXPECT_LE(faults, 1 + (kWritten - 1 + 63) / 64) << where;
+      } else {
+        EXPECT_EQ(faults, kWritten) << where;
+      }
+      // Eight changed bytes per written page, none from a page only twinned.
+      EXPECT_EQ(after.diff_bytes - before.diff_bytes, 8 * kWritten) << where;
+    }
+    if (me == kHome) {
+      std::size_t wrong = 0;
+      for (std::size_t p = 0; p < kPages; ++p)
+        wrong += data[p * per_page + 3] != (p < kWritten ? value(p) : 0u);
+      EXPECT_EQ(wrong, 0u) << where << ": pages whose word the home does not hold";
+    }
+    d.barrier();
+    d.free(data);
+  }
+}
+
 TEST_F(DsmTest, TwoThreadsPerRankFaultConcurrently) {
   Dsm& d = *dsm_;
   const int me = runtime_->rank(), n = runtime_->size();

@@ -200,8 +200,9 @@ void Dsm::Engine::map_home(std::size_t page, bool write) {
 
 // The first write to a cached copy: its twin, then writable. Along a write
 // stream (the page right after the previous write miss), the directly
-// following cached pages are twinned and made writable with it, in one
-// mprotect, as a stream of write misses fetches ahead (fetch()).
+// following cached pages (up to write_ahead_pages()) are twinned and made
+// writable with it, in one mprotect, as a stream of write misses fetches
+// ahead (fetch()).
 void Dsm::Engine::write_cached(std::size_t page) {
   // A single_writer page is written home whole: one not written must not be.
   auto cached = [&](std::size_t q) {
@@ -209,7 +210,7 @@ void Dsm::Engine::write_cached(std::size_t page) {
            policy_of_page(q) != Coherence::single_writer;
   };
   const std::size_t count =
-      1 + (streams_.continues(page, true) ? pages_following(page, batch_.size() - 1, cached) : 0);
+      1 + (streams_.continues(page, true) ? pages_following(page, write_ahead_pages(), cached) : 0);
   for (std::size_t q = page; q < page + count; ++q) {
     settle_prefetch(q, q == page);
     cache_.touch(q);
@@ -224,7 +225,7 @@ void Dsm::Engine::write_cached(std::size_t page) {
 // mprotect, so a stream of writes over them (a rank rewriting its part)
 // takes one fault, not one per page. No notice is lost: nobody holds them.
 void Dsm::Engine::free_following_home_pages(std::size_t page) {
-  const std::size_t count = pages_following(page, prefetch_pages_, [&](std::size_t q) {
+  const std::size_t count = pages_following(page, write_ahead_pages(), [&](std::size_t q) {
     return state_[q] == PageState::home_clean && !pinned(q) && sharing_.sharers(q) == 0;
   });
   if (count == 0) return;
