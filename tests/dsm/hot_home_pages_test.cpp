@@ -14,33 +14,86 @@ constexpr std::size_t kPageSize = 256;
 
 TEST(HotHomePages, APageWrittenAgainSoonBecomesHot) {
   HotHomePages hot(100, kPageSize);
-  hot.begin_release();
+  hot.begin_release(true);
   EXPECT_FALSE(hot.written(7));  // one write is no pattern
-  hot.begin_release();
+  hot.begin_release(true);
   EXPECT_TRUE(hot.written(7));  // written in consecutive intervals
   HotHomePages other(100, kPageSize);
-  other.begin_release();
+  other.begin_release(true);
   other.written(7);
-  for (unsigned gap = 1; gap < HotHomePages::kCoolAfter; ++gap) other.begin_release();
-  other.begin_release();
+  for (unsigned gap = 1; gap < HotHomePages::kCoolAfter; ++gap) other.begin_release(true);
+  other.begin_release(true);
   EXPECT_TRUE(other.written(7));  // every kCoolAfter-th interval: it would stay hot
 }
 
 TEST(HotHomePages, APageWrittenRarelyStaysTrackedByFaults) {
   HotHomePages hot(100, kPageSize);
   for (int time = 0; time < 3; ++time) {
-    hot.begin_release();
+    hot.begin_release(true);
     EXPECT_FALSE(hot.written(7)) << time;
-    for (unsigned gap = 0; gap < HotHomePages::kCoolAfter; ++gap) hot.begin_release();
+    for (unsigned gap = 0; gap < HotHomePages::kCoolAfter; ++gap) hot.begin_release(true);
   }
+}
+
+// Between barriers a program may release many locks (Water: six locks and
+// two barriers per step): a page its home rewrites once per step is recent
+// by epochs, however many releases lie between its writes, and stays hot
+// while it is rewritten so.
+TEST(HotHomePages, APageRewrittenOncePerStepAmongLockReleasesStaysHot) {
+  constexpr int kLockReleases = 6, kBarriers = 2, kReleases = kLockReleases + kBarriers;
+  static_assert(kReleases > HotHomePages::kCoolAfter);
+  HotHomePages hot(100, kPageSize);
+  std::vector<std::byte> page(kPageSize, std::byte{1});
+  // Releases 0-5 a lock's, 6 and 7 barriers'; the page is written before 7.
+  auto ends_epoch = [](int release) { return release >= kLockReleases; };
+  for (int release = 0; release < kReleases; ++release) hot.begin_release(ends_epoch(release));
+  EXPECT_FALSE(hot.written(7));
+  for (int release = 0; release < kReleases; ++release) hot.begin_release(ends_epoch(release));
+  ASSERT_TRUE(hot.written(7)) << "written again two epochs later";
+  hot.adopt(7, page.data());
+  for (int step = 0; step < 10; ++step) {
+    for (int release = 0; release < kReleases; ++release) {
+      if (release == kReleases - 1) page[static_cast<std::size_t>(step)] = std::byte{2};
+      hot.begin_release(ends_epoch(release));
+      EXPECT_FALSE(hot.cooling(7)) << "step " << step << ", release " << release;
+      EXPECT_EQ(hot.changed(7, page.data()), release == kReleases - 1) << step << ", " << release;
+    }
+  }
+  // Written no more: cools once kCoolAfter epochs passed.
+  for (int step = 0; step < 3; ++step)
+    for (int release = 0; release < kReleases; ++release) {
+      hot.begin_release(ends_epoch(release));
+      if (hot.cooling(7)) return;
+      hot.changed(7, page.data());
+    }
+  ADD_FAILURE() << "never cooled";
+}
+
+// Locks without barriers advance no epoch: a hot page unchanged at
+// kIdleChecks checks in a row cools all the same.
+TEST(HotHomePages, WithoutEpochsAnUnchangedPageCoolsAfterTheIdleChecks) {
+  HotHomePages hot(100, kPageSize);
+  std::vector<std::byte> page(kPageSize, std::byte{1});
+  hot.begin_release(false);
+  hot.written(5);
+  hot.begin_release(false);
+  ASSERT_TRUE(hot.written(5));
+  hot.adopt(5, page.data());
+  for (unsigned check = 1; check < HotHomePages::kIdleChecks; ++check) {
+    hot.begin_release(false);
+    EXPECT_FALSE(hot.cooling(5)) << check;
+    EXPECT_FALSE(hot.changed(5, page.data())) << check;
+  }
+  hot.begin_release(false);
+  EXPECT_TRUE(hot.cooling(5));
 }
 
 TEST(HotHomePages, AComparisonFindsWritesAndTheCopyBecomesTheSnapshot) {
   HotHomePages hot(100, kPageSize);
   std::vector<std::byte> page(kPageSize, std::byte{1});
-  hot.begin_release();
+  hot.begin_release(true);
   hot.written(3);
-  hot.begin_release();
+  hot.begin_release(true);
   ASSERT_TRUE(hot.written(3));
   hot.adopt(3, page.data());
   EXPECT_TRUE(hot.hot(3));
@@ -52,9 +105,11 @@ TEST(HotHomePages, AComparisonFindsWritesAndTheCopyBecomesTheSnapshot) {
   // Compared with the copy taken last time: unchanged, kCoolAfter - 1 times
   // before the page must be made read-only ahead of its last comparison.
   for (unsigned idle = 1; idle < HotHomePages::kCoolAfter; ++idle) {
+    hot.begin_release(true);
     EXPECT_FALSE(hot.cooling(3)) << idle;
     EXPECT_FALSE(hot.changed(3, page.data())) << idle;
   }
+  hot.begin_release(true);
   EXPECT_TRUE(hot.cooling(3));
   page[0] = std::byte{9};
   EXPECT_TRUE(hot.changed(3, page.data()));  // a change ends the idle run
@@ -68,9 +123,9 @@ TEST(HotHomePages, NoMoreThanTheSlotsAreHotAndADroppedOneFreesItsSlot) {
   constexpr std::size_t pages = HotHomePages::kSlots + 10;
   HotHomePages hot(pages, kPageSize);
   std::vector<std::byte> bytes(kPageSize);
-  hot.begin_release();
+  hot.begin_release(true);
   for (std::size_t p = 0; p < pages; ++p) hot.written(p);
-  hot.begin_release();
+  hot.begin_release(true);
   std::size_t adopted = 0;
   for (std::size_t p = 0; p < pages; ++p)
     if (hot.written(p)) {
@@ -82,7 +137,7 @@ TEST(HotHomePages, NoMoreThanTheSlotsAreHotAndADroppedOneFreesItsSlot) {
   const std::size_t last = pages - 1;
   EXPECT_FALSE(hot.hot(last));
   hot.drop(0);
-  hot.begin_release();
+  hot.begin_release(true);
   EXPECT_TRUE(hot.written(last));  // a slot is free again
   EXPECT_FALSE(hot.written(1));    // already hot: never adopted twice
 }
@@ -90,10 +145,10 @@ TEST(HotHomePages, NoMoreThanTheSlotsAreHotAndADroppedOneFreesItsSlot) {
 TEST(HotHomePages, EachSnapshotIsItsOwnPages) {
   HotHomePages hot(100, kPageSize);
   std::vector<std::byte> a(kPageSize, std::byte{1}), b(kPageSize, std::byte{2});
-  hot.begin_release();
+  hot.begin_release(true);
   hot.written(1);
   hot.written(2);
-  hot.begin_release();
+  hot.begin_release(true);
   ASSERT_TRUE(hot.written(1));
   ASSERT_TRUE(hot.written(2));
   hot.adopt(1, a.data());
@@ -110,9 +165,9 @@ TEST(HotHomePages, EachSnapshotIsItsOwnPages) {
 TEST(HotHomePages, AForgottenPageStartsAfreshAndFreesItsSlot) {
   HotHomePages hot(100, kPageSize);
   std::vector<std::byte> bytes(kPageSize);
-  hot.begin_release();
+  hot.begin_release(true);
   for (std::size_t p : {4, 5, 6, 50}) hot.written(p);
-  hot.begin_release();
+  hot.begin_release(true);
   for (std::size_t p : {4, 5, 6, 50}) {
     ASSERT_TRUE(hot.written(p));
     hot.adopt(p, bytes.data());
@@ -124,7 +179,7 @@ TEST(HotHomePages, AForgottenPageStartsAfreshAndFreesItsSlot) {
   EXPECT_TRUE(hot.hot(6));
   EXPECT_FALSE(hot.hot(50));
   EXPECT_EQ(hot.pages(), std::vector<std::size_t>{6});
-  hot.begin_release();
+  hot.begin_release(true);
   for (std::size_t p : {4, 5, 50}) EXPECT_FALSE(hot.written(p)) << p;  // no past writes
 }
 
@@ -132,9 +187,9 @@ TEST(HotHomePages, AForgottenPageStartsAfreshAndFreesItsSlot) {
 template <class Body>
 void with_a_hot_page(std::size_t page, const std::vector<std::byte>& bytes, Body&& body) {
   HotHomePages hot(HotHomePages::kSlots + 10, kPageSize);
-  hot.begin_release();
+  hot.begin_release(true);
   hot.written(page);
-  hot.begin_release();
+  hot.begin_release(true);
   ASSERT_TRUE(hot.written(page));
   hot.adopt(page, bytes.data());
   body(hot);
@@ -150,17 +205,20 @@ TEST(HotHomePages, ACooledPageKeepsItsSnapshotToCompareWhenRewritten) {
     EXPECT_TRUE(hot.cold(3));
     EXPECT_TRUE(hot.pages().empty());
     EXPECT_EQ(hot.cold_pages(), std::vector<std::size_t>{3});
-    hot.begin_release();
+    hot.begin_release(true);
     EXPECT_FALSE(hot.written(3)) << "a cold page is rewarmed, never adopted";
     EXPECT_FALSE(hot.rewarm(3, page.data())) << "rewritten with the bytes it cooled with";
     EXPECT_TRUE(hot.hot(3));
     EXPECT_TRUE(hot.cold_pages().empty());
     // Rewarmed with a full idle run ahead of it, of which the rewarm's
-    // comparison is the first check.
-    for (unsigned idle = 2; idle < HotHomePages::kCoolAfter; ++idle) {
-      EXPECT_FALSE(hot.cooling(3)) << idle;
-      EXPECT_FALSE(hot.changed(3, page.data())) << idle;
+    // comparison is the first check; and written (the written() above)
+    // kCoolAfter epochs before it cools.
+    for (unsigned epoch = 1; epoch < HotHomePages::kCoolAfter; ++epoch) {
+      hot.begin_release(true);
+      EXPECT_FALSE(hot.cooling(3)) << epoch;
+      EXPECT_FALSE(hot.changed(3, page.data())) << epoch;
     }
+    hot.begin_release(true);
     EXPECT_TRUE(hot.cooling(3));
     hot.cool(3);
     page[kPageSize - 1] = std::byte{9};
@@ -175,7 +233,7 @@ TEST(HotHomePages, ADroppedColdPageIsAdoptedAfresh) {
     hot.drop(3);  // another notice of it: its snapshot is no longer what readers hold
     EXPECT_FALSE(hot.held(3));
     EXPECT_TRUE(hot.cold_pages().empty());
-    hot.begin_release();
+    hot.begin_release(true);
     EXPECT_TRUE(hot.written(3));  // written within kCoolAfter: adopted afresh
   });
 }
@@ -184,9 +242,9 @@ TEST(HotHomePages, AHotPageNeedingASlotTakesTheLongestColdOnes) {
   std::vector<std::byte> bytes(kPageSize);
   constexpr std::size_t pages = HotHomePages::kSlots + 10;
   HotHomePages hot(pages, kPageSize);
-  hot.begin_release();
+  hot.begin_release(true);
   for (std::size_t p = 0; p < pages; ++p) hot.written(p);
-  hot.begin_release();
+  hot.begin_release(true);
   for (std::size_t p = 0; p < HotHomePages::kSlots; ++p) {
     ASSERT_TRUE(hot.written(p));
     hot.adopt(p, bytes.data());

@@ -141,7 +141,7 @@ std::span<const std::byte> Dsm::Engine::release(ReleaseKind kind, int carry_home
   // Those told of this rank's releases next must find them at the homes.
   if (kind == ReleaseKind::barrier_or_sync) locks_.complete_releases();
   take_new_copies();
-  hot_.begin_release();
+  hot_.begin_release(kind == ReleaseKind::barrier_or_sync);
   release_hot_home_pages();  // before new ones join, which were just noticed
   auto is_dirty = [&](std::size_t page) {
     return state_[page] == PageState::dirty || state_[page] == PageState::home_dirty;

@@ -8,6 +8,7 @@ namespace mpidsm::detail {
 HotHomePages::HotHomePages(std::size_t pages, std::size_t page_size)
     : page_size_(page_size),
       last_written_(pages),
+      last_epoch_(pages),
       slot_of_(pages),
       buffers_((kSlots + 1) * page_size),
       snapshot_(kSlots),
@@ -24,10 +25,10 @@ HotHomePages::HotHomePages(std::size_t pages, std::size_t page_size)
 }
 
 bool HotHomePages::written(std::size_t page) {
-  const std::uint64_t last = last_written_[page];
-  last_written_[page] = release_;
-  return last != 0 && release_ - last <= kCoolAfter && !held(page) &&
-         (!free_slots_.empty() || !cold_pages_.empty());
+  const bool recent = last_written_[page] != 0 && (release_ - last_written_[page] <= kCoolAfter ||
+                                                   epochs_since_write(page) <= kCoolAfter);
+  note_write(page);
+  return recent && !held(page) && (!free_slots_.empty() || !cold_pages_.empty());
 }
 
 void HotHomePages::adopt(std::size_t page, const std::byte* bytes) {
@@ -47,7 +48,7 @@ bool HotHomePages::changed(std::size_t page, const std::byte* bytes) {
   const bool differs = std::memcmp(now, buffer(snapshot_[s]), page_size_) != 0;
   std::swap(spare_, snapshot_[s]);
   idle_[s] = differs ? 0 : static_cast<std::uint8_t>(std::min(idle_[s] + 1, 255));
-  if (differs) last_written_[page] = release_;  // a write, as a fault would have told
+  if (differs) note_write(page);  // a write, as a fault would have told
   return differs;
 }
 
@@ -96,6 +97,7 @@ void HotHomePages::forget(std::size_t first, std::size_t count) {
   drop_in_range(pages_);
   drop_in_range(cold_pages_);
   last_written_.reset(first, count);
+  last_epoch_.reset(first, count);
 }
 
 }  // namespace mpidsm::detail

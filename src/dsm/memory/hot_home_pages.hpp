@@ -21,9 +21,18 @@
 // engine keeps a cold snapshot only while it is what readers were last
 // told of the page: any other notice of it, by any rank, drops it.
 //
+// Recency counts releases, and also epochs (barriers and syncs): a program
+// that takes locks between its barriers (SPLASH Water adds its forces
+// under six locks per step, between two barriers) releases eight times per
+// step, so a page its home rewrites once per step (its molecules'
+// positions) would never be written within kCoolAfter releases, and would
+// fault at every step. A page written within kCoolAfter epochs counts as
+// recent, and does not cool, unless kIdleChecks checks in a row found it
+// unchanged (locks without barriers advance no epoch).
+//
 // The price of a hot page is a copy and a comparison of it per release,
 // well under a tenth of the fault and mprotects it saves, paid at most
-// kCoolAfter times in a row for nothing. At most kSlots pages are hot at
+// kIdleChecks times in a row for nothing. At most kSlots pages are hot at
 // once: their snapshots (kSlots + 1 pages, memory only for those used) are
 // what this costs in memory. Which pages may be hot, and what a hot page
 // that changed state elsewhere means, is the engine's concern
@@ -41,16 +50,21 @@ namespace mpidsm::detail {
 class HotHomePages {
  public:
   static constexpr unsigned kCoolAfter = 4;
+  static constexpr unsigned kIdleChecks = 16;
   static constexpr std::size_t kSlots = 64;
 
   HotHomePages(std::size_t pages, std::size_t page_size);
 
-  // A release begins: the interval that ends now is the one written() counts.
-  void begin_release() { ++release_; }
+  // A release begins: the interval that ends now is the one written()
+  // counts. A barrier's or a sync's (`ends_epoch`) also ends an epoch.
+  void begin_release(bool ends_epoch) {
+    ++release_;
+    if (ends_epoch) ++epoch_;
+  }
   // `page` was written in the interval the current release ends (it faulted
   // as a home page shared elsewhere). True when it was also written within
-  // the kCoolAfter releases before, it holds no slot, and a slot is free
-  // or cold: the caller may adopt() it.
+  // the kCoolAfter releases or epochs before, it holds no slot, and a slot
+  // is free or cold: the caller may adopt() it.
   bool written(std::size_t page);
   // `page` becomes hot, its snapshot copied from `bytes` now (a cold
   // page's slot is taken if no slot is free).
@@ -63,9 +77,14 @@ class HotHomePages {
   // while it walks them).
   const std::vector<std::size_t>& pages() { return listed(pages_); }
   const std::vector<std::size_t>& cold_pages() { return listed(cold_pages_); }
-  // Was unchanged at the last kCoolAfter - 1 checks: make it read-only,
-  // check, then cool() it.
-  bool cooling(std::size_t page) const { return idle_[slot(page)] + 1u >= kCoolAfter; }
+  // Was unchanged at the last kCoolAfter - 1 checks, and last written
+  // kCoolAfter epochs ago or more (or unchanged at kIdleChecks - 1 checks):
+  // make it read-only, check, then cool() it.
+  bool cooling(std::size_t page) const {
+    const unsigned checks = idle_[slot(page)] + 1u;
+    return checks >= kCoolAfter &&
+           (epochs_since_write(page) >= kCoolAfter || checks >= kIdleChecks);
+  }
   // Copies `bytes` (the page as it is now: a write after the copy differs
   // from it) and compares the copy with the snapshot, which it replaces.
   // True when they differ.
@@ -84,6 +103,14 @@ class HotHomePages {
 
  private:
   std::size_t slot(std::size_t page) const { return slot_of_[page] - 1u; }
+  // Epochs since the page was last written (as last_written_ counts it).
+  std::uint64_t epochs_since_write(std::size_t page) const {
+    return last_written_[page] == 0 ? UINT64_MAX : epoch_ - last_epoch_[page];
+  }
+  void note_write(std::size_t page) {
+    last_written_[page] = release_;
+    last_epoch_[page] = epoch_;
+  }
   // `page` (holding a slot) leaves pages_ or cold_pages_, as cold_ says.
   void leave_list(std::size_t page);
   const std::vector<std::size_t>& listed(const std::vector<std::size_t>& pages) {
@@ -96,10 +123,13 @@ class HotHomePages {
 
   std::size_t page_size_;
   std::uint64_t release_ = 0;
+  std::uint64_t epoch_ = 0;
   // Per page: release_ when a write was last seen (written(), or changed()
-  // found one), or 0. A hot page that leaves (nobody holds a copy for a
-  // while) is adopted again at its next write fault.
+  // found one), or 0 (never); and epoch_ then. A hot page that leaves
+  // (nobody holds a copy for a while) is adopted again at its next write
+  // fault.
   LazyArray<std::uint64_t> last_written_;
+  LazyArray<std::uint64_t> last_epoch_;
   LazyArray<std::uint8_t> slot_of_;  // per page: its slot + 1, or 0
   LazyArray<std::byte> buffers_;     // kSlots + 1 page-sized buffers
   // Per slot: its snapshot's buffer, how many checks in a row found the
