@@ -12,6 +12,29 @@ namespace {
 
 constexpr std::size_t kPageSize = 256;
 
+// `page` written in two consecutive intervals, whose releases end epochs or
+// not, then adopted with the snapshot `bytes`.
+void make_hot(HotHomePages& hot, std::size_t page, const std::byte* bytes, bool ends_epoch) {
+  hot.begin_release(ends_epoch);
+  hot.written(page);
+  hot.begin_release(ends_epoch);
+  ASSERT_TRUE(hot.written(page));
+  hot.adopt(page, bytes);
+}
+
+// `checks` releases each finding `page` unchanged and not yet cooling; then
+// one more release begins: whether the page cools at it.
+bool cools_after_idle_checks(HotHomePages& hot, std::size_t page, const std::byte* bytes,
+                             unsigned checks, bool ends_epoch) {
+  for (unsigned check = 0; check < checks; ++check) {
+    hot.begin_release(ends_epoch);
+    EXPECT_FALSE(hot.cooling(page)) << "check " << check;
+    EXPECT_FALSE(hot.changed(page, bytes)) << "check " << check;
+  }
+  hot.begin_release(ends_epoch);
+  return hot.cooling(page);
+}
+
 TEST(HotHomePages, APageWrittenAgainSoonBecomesHot) {
   HotHomePages hot(100, kPageSize);
   hot.begin_release(true);
@@ -74,28 +97,14 @@ TEST(HotHomePages, APageRewrittenOncePerStepAmongLockReleasesStaysHot) {
 TEST(HotHomePages, WithoutEpochsAnUnchangedPageCoolsAfterTheIdleChecks) {
   HotHomePages hot(100, kPageSize);
   std::vector<std::byte> page(kPageSize, std::byte{1});
-  hot.begin_release(false);
-  hot.written(5);
-  hot.begin_release(false);
-  ASSERT_TRUE(hot.written(5));
-  hot.adopt(5, page.data());
-  for (unsigned check = 1; check < HotHomePages::kIdleChecks; ++check) {
-    hot.begin_release(false);
-    EXPECT_FALSE(hot.cooling(5)) << check;
-    EXPECT_FALSE(hot.changed(5, page.data())) << check;
-  }
-  hot.begin_release(false);
-  EXPECT_TRUE(hot.cooling(5));
+  make_hot(hot, 5, page.data(), false);
+  EXPECT_TRUE(cools_after_idle_checks(hot, 5, page.data(), HotHomePages::kIdleChecks - 1, false));
 }
 
 TEST(HotHomePages, AComparisonFindsWritesAndTheCopyBecomesTheSnapshot) {
   HotHomePages hot(100, kPageSize);
   std::vector<std::byte> page(kPageSize, std::byte{1});
-  hot.begin_release(true);
-  hot.written(3);
-  hot.begin_release(true);
-  ASSERT_TRUE(hot.written(3));
-  hot.adopt(3, page.data());
+  make_hot(hot, 3, page.data(), true);
   EXPECT_TRUE(hot.hot(3));
   EXPECT_FALSE(hot.cooling(3));
 
@@ -104,13 +113,7 @@ TEST(HotHomePages, AComparisonFindsWritesAndTheCopyBecomesTheSnapshot) {
   EXPECT_FALSE(hot.cooling(3));
   // Compared with the copy taken last time: unchanged, kCoolAfter - 1 times
   // before the page must be made read-only ahead of its last comparison.
-  for (unsigned idle = 1; idle < HotHomePages::kCoolAfter; ++idle) {
-    hot.begin_release(true);
-    EXPECT_FALSE(hot.cooling(3)) << idle;
-    EXPECT_FALSE(hot.changed(3, page.data())) << idle;
-  }
-  hot.begin_release(true);
-  EXPECT_TRUE(hot.cooling(3));
+  EXPECT_TRUE(cools_after_idle_checks(hot, 3, page.data(), HotHomePages::kCoolAfter - 1, true));
   page[0] = std::byte{9};
   EXPECT_TRUE(hot.changed(3, page.data()));  // a change ends the idle run
   EXPECT_FALSE(hot.cooling(3));
@@ -187,11 +190,7 @@ TEST(HotHomePages, AForgottenPageStartsAfreshAndFreesItsSlot) {
 template <class Body>
 void with_a_hot_page(std::size_t page, const std::vector<std::byte>& bytes, Body&& body) {
   HotHomePages hot(HotHomePages::kSlots + 10, kPageSize);
-  hot.begin_release(true);
-  hot.written(page);
-  hot.begin_release(true);
-  ASSERT_TRUE(hot.written(page));
-  hot.adopt(page, bytes.data());
+  make_hot(hot, page, bytes.data(), true);
   body(hot);
 }
 
@@ -213,13 +212,7 @@ TEST(HotHomePages, ACooledPageKeepsItsSnapshotToCompareWhenRewritten) {
     // Rewarmed with a full idle run ahead of it, of which the rewarm's
     // comparison is the first check; and written (the written() above)
     // kCoolAfter epochs before it cools.
-    for (unsigned epoch = 1; epoch < HotHomePages::kCoolAfter; ++epoch) {
-      hot.begin_release(true);
-      EXPECT_FALSE(hot.cooling(3)) << epoch;
-      EXPECT_FALSE(hot.changed(3, page.data())) << epoch;
-    }
-    hot.begin_release(true);
-    EXPECT_TRUE(hot.cooling(3));
+    EXPECT_TRUE(cools_after_idle_checks(hot, 3, page.data(), HotHomePages::kCoolAfter - 1, true));
     hot.cool(3);
     page[kPageSize - 1] = std::byte{9};
     EXPECT_TRUE(hot.rewarm(3, page.data())) << "rewritten with other bytes";
