@@ -116,6 +116,10 @@ struct DsmStats {
   /// every watch is watched at every 4th update, then every 8th... up to
   /// every 64th.
   std::uint64_t updates_watched = 0;
+  /// mprotect calls that changed the view's protection (a fault's page made
+  /// readable or writable, copies an acquire dropped, one call per run of
+  /// them): each costs the kernel a TLB flush, per page for up to 33 pages.
+  std::uint64_t view_protections = 0;
   /// Pages allocated per coherence policy (gauges, not
   /// counters: reset_stats leaves them).
   std::uint64_t pages_adaptive = 0;
@@ -169,6 +173,7 @@ struct DsmStats {
     f("updates_adopted", updates_adopted);
     f("updates_dropped", updates_dropped);
     f("updates_watched", updates_watched);
+    f("view_protections", view_protections);
   }
   /// Name and value of every gauge (the pages per policy), for tables.
   template <class F>

@@ -387,8 +387,8 @@ typedef struct mpidsm_dsm_stats {
       lock_wait_ns, lock_log_overflows, barriers, barrier_ns, mapping_resets, copy_log_overflows,
       barrier_refetches, barrier_updates_sent, syncs, sync_ns, sync_refetches, homes_gained,
       homes_lost, updates_received, lock_grant_pages, updates_adopted, updates_dropped,
-      updates_watched, pages_adaptive, pages_invalidate, pages_update, pages_read_mostly,
-      pages_single_writer;
+      updates_watched, view_protections, pages_adaptive, pages_invalidate, pages_update,
+      pages_read_mostly, pages_single_writer;
   /** @} */
 } mpidsm_dsm_stats_t; /**< Per-rank DSM counters. */
 

@@ -233,6 +233,7 @@ mpidsm_status_t mpidsm_dsm_stats(mpidsm_dsm_t dsm, mpidsm_dsm_stats_t* stats) {
            in.updates_adopted,
            in.updates_dropped,
            in.updates_watched,
+           in.view_protections,
            in.pages_adaptive,
            in.pages_invalidate,
            in.pages_update,

@@ -172,6 +172,7 @@ void Dsm::Engine::acquire_barrier_notices(const BarrierScratch& x, const Barrier
   if (total == 0 && lock_notices_before == 0 && x.mask.empty()) return;
   const auto ranks = static_cast<std::size_t>(runtime_.size());
   detail::EngineLock guard(mutex_);
+  const DropBatch drops(*this);
   // The barrier delivered these to everyone; later ones wait for the next unlock.
   forget_lock_notices(lock_notices_before);
   std::span<const detail::HomeMoves::Move> moves;

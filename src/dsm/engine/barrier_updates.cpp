@@ -115,7 +115,7 @@ bool Dsm::Engine::home_then_page(std::size_t a, std::size_t b) const {
 void Dsm::Engine::drop_keeping_count(std::size_t page) {
   ++stats_.invalidations;
   reuse_[page] |= kLostToNotice;
-  protect(page, 1, PROT_NONE);
+  drop_view(page);
   leave_cache(page);
 }
 

@@ -129,6 +129,11 @@ class Dsm::Engine final : public detail::FaultTarget {
   void protect(std::size_t page, std::size_t count, int protection);
   void leave_read_only(std::size_t first, std::size_t count);
   void coalesce(std::size_t keep_first, std::size_t keep_count);
+  // A copy leaving the view (PROT_NONE): at once, or inside a DropBatch
+  // when the batch ends, in one mprotect per run of dropped pages.
+  void drop_view(std::size_t page);
+  void apply_drops() noexcept;
+  class DropBatch;
   // fault_resolution.cpp
   static int protection_of(PageState state);
   // The fault servicer's resolver (engine: this Engine; faulting_thread:
@@ -468,6 +473,10 @@ class Dsm::Engine final : public detail::FaultTarget {
   detail::ProtectionMap protection_;
   detail::MappingBudget& budget_;
   std::uint64_t protection_changes_ = 0;  // tells a fault that nothing can resolve
+  // Pages a DropBatch dropped from the view: protection_ says PROT_NONE
+  // already, their mprotect waits for the batch's end (or the next protect).
+  std::vector<std::size_t> drops_;
+  int drop_batches_ = 0;  // DropBatch scopes open (nested acquires)
   detail::PinCounts pins_;
   // Per page: which of the lists below hold it.
   detail::LazyArray<std::uint8_t> listed_;
@@ -530,6 +539,21 @@ class Dsm::Engine final : public detail::FaultTarget {
   // Faults that may reach UCX, when a second thread may use the worker
   // (MPIDSM_PROGRESS_THREAD not off); destroyed first, once no fault can come.
   std::unique_ptr<detail::FaultServicer> fault_servicer_;
+};
+
+// An acquire's scope (mutex_ held throughout): the copies it drops leave
+// the view together when it ends (view.cpp, drop_view).
+class Dsm::Engine::DropBatch {
+ public:
+  explicit DropBatch(Engine& engine) : e_(engine) { ++e_.drop_batches_; }
+  ~DropBatch() {
+    if (--e_.drop_batches_ == 0) e_.apply_drops();
+  }
+  DropBatch(const DropBatch&) = delete;
+  DropBatch& operator=(const DropBatch&) = delete;
+
+ private:
+  Engine& e_;
 };
 
 }  // namespace mpidsm

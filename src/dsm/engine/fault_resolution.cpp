@@ -403,7 +403,7 @@ void Dsm::Engine::drop_cached(std::size_t page) {
     write_diff(page);
     flush_written_homes();
   }
-  protect(page, 1, PROT_NONE);
+  drop_view(page);
   forget_copy(page);
 }
 

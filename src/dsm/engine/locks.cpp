@@ -106,6 +106,7 @@ void Dsm::Engine::acquire_lock(std::size_t id, bool wait_for_threads) {
       fail_abandoned_wait(id);
     }
     detail::EngineLock guard(mutex_);
+    const DropBatch drops(*this);
     acquired_notices_.clear();
     acquired_since_barrier_ = true;
     const bool complete = locks_.read_new_notices(id, epoch_, acquired_notices_);

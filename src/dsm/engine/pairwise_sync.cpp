@@ -67,6 +67,7 @@ void Dsm::Engine::sync_with(std::span<const int> peers) {
   // will not send them again): a page they name left alone would stay stale.
   {
     detail::EngineLock guard(mutex_);
+    const DropBatch drops(*this);
     acquired_since_barrier_ = true;
     sync_.acquire(peers, pages, refresh_);
     stats_.sync_refetches += refresh_copies(refresh_);

@@ -6,14 +6,19 @@
 // view is then a few mappings again, at the cost of refaulting what is used.
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
+#include "dsm/protocol/page_runs.hpp"
 #include "engine.hpp"
 
 namespace mpidsm {
 
 void Dsm::Engine::protect(std::size_t page, std::size_t count, int protection) {
+  apply_drops();  // the kernel then changes protections in the order protection_ did
   std::ptrdiff_t change = protection_.change_if(page, count, protection);
   if (!budget_.try_take(change)) {
     coalesce(page, count);
@@ -38,6 +43,7 @@ void Dsm::Engine::protect(std::size_t page, std::size_t count, int protection) {
   if (protection == PROT_READ) guards_.view_read_only(page, count);
   protection_.set(page, count, protection);
   ++protection_changes_;
+  ++stats_.view_protections;
 }
 
 // Read-only pages of [first, first+count) about to change protection: those
@@ -48,7 +54,47 @@ void Dsm::Engine::leave_read_only(std::size_t first, std::size_t count) {
     if (protection_.at(page) == PROT_READ) guards_.view_leaves_read_only(page);
 }
 
+// An acquire drops copies in the order its notices name them, one page at
+// a time. Linux flushes the TLB page by page for a change of up to 33 pages
+// (tlb_single_page_flush_ceiling), and once for a longer one: in a PVM
+// guest each page's flush exits to the hypervisor, which made an mprotect
+// of one page cost 7.6 us and one of 64 pages 0.75 us per page. jia_lu's
+// barriers dropped its 60-page panels one page at a time, 1.1 ms per
+// barrier. So inside a DropBatch the bookkeeping changes at once (a second
+// notice of the page sees it dropped) and the system calls wait for the
+// batch's end, sorted into runs. Until then the view still lets the
+// dropped copies be read: only the thread in the acquire holds the engine,
+// and another thread reading them meanwhile races the acquire anyway.
+void Dsm::Engine::drop_view(std::size_t page) {
+  if (drop_batches_ == 0) return protect(page, 1, PROT_NONE);
+  if (protection_.at(page) == PROT_NONE) return;
+  const std::ptrdiff_t change = protection_.change_if(page, 1, PROT_NONE);
+  if (!budget_.try_take(change)) return protect(page, 1, PROT_NONE);  // coalesces
+  leave_read_only(page, 1);
+  protection_.set(page, 1, PROT_NONE);
+  ++protection_changes_;
+  drops_.push_back(page);
+}
+
+// The view would otherwise let a rank read a copy its bookkeeping dropped,
+// stale data nothing would ever correct: a refusal here ends the process.
+// mprotect refuses a drop only when out of memory for a mapping split,
+// which the mapping budget keeps away.
+void Dsm::Engine::apply_drops() noexcept {
+  if (drops_.empty()) return;
+  std::sort(drops_.begin(), drops_.end());
+  detail::for_each_run(drops_.data(), drops_.size(), [&](std::size_t first, std::size_t count) {
+    ++stats_.view_protections;
+    if (mprotect(view(first), count * page_size_, PROT_NONE) == 0) return;
+    std::fprintf(stderr, "mpidsm: rank %d: mprotect dropping %zu DSM pages at %p failed: %s\n",
+                 rank_, count, static_cast<void*>(view(first)), std::strerror(errno));
+    std::abort();
+  });
+  drops_.clear();
+}
+
 void Dsm::Engine::coalesce(std::size_t keep_first, std::size_t keep_count) {
+  apply_drops();
   ++stats_.mapping_resets;
   auto droppable = [&](std::size_t page) {
     if (protection_.at(page) == PROT_NONE || pinned(page)) return false;
@@ -73,6 +119,7 @@ void Dsm::Engine::coalesce(std::size_t keep_first, std::size_t keep_count) {
     budget_.try_take(protection_.change_if(page, end - page, PROT_NONE), true);
     protection_.set(page, end - page, PROT_NONE);
     ++protection_changes_;
+    ++stats_.view_protections;
     for (; page < end; ++page) {
       switch (state_[page]) {
         case PageState::dirty:
