@@ -19,6 +19,21 @@ namespace {
 
 using testing::DsmTest;
 
+// A small Dsm that fetches exactly the pages read (no prefetch), whose
+// pages stay where they were placed (the tests count the updates of pages
+// one rank alone writes, which home migration would move to it) and are
+// only invalidated unless the test asks for adaptive write-update.
+DsmSettings exact_fetch_settings(const Runtime& runtime, bool barrier_refetch = true,
+                                 bool adaptive_updates = false) {
+  DsmSettings settings = DsmSettings::from(runtime.config());
+  settings.size = std::size_t{1} << 20;
+  settings.prefetch_pages = 0;
+  settings.home_migration = HomeMigration::off;
+  settings.barrier_refetch = barrier_refetch;
+  settings.adaptive_updates = adaptive_updates;
+  return settings;
+}
+
 TEST_F(DsmTest, DirtyPagesEvictedFromTheCacheLoseNothing) {
   Dsm& d = *dsm_;
   const int me = runtime_->rank(), n = runtime_->size();
@@ -115,13 +130,10 @@ TEST_F(DsmTest, AStreamOfFirstWritesToCachedCopiesFaultsOncePerSixtyFourPages) {
   constexpr int kHome = 1, kWriter = 0;
   constexpr std::size_t kPages = 256, kWritten = 200;
   for (const std::size_t prefetch : {std::size_t{16}, std::size_t{0}}) {
-    DsmSettings settings = DsmSettings::from(runtime_->config());
+    DsmSettings settings = exact_fetch_settings(*runtime_, false);
     settings.size = std::size_t{4} << 20;
     settings.cache_pages = std::max<std::size_t>(settings.cache_pages, 2 * kPages);
     settings.prefetch_pages = prefetch;
-    settings.home_migration = HomeMigration::off;
-    settings.barrier_refetch = false;
-    settings.adaptive_updates = false;
     Dsm d(*runtime_, settings);
     const std::size_t per_page = d.page_size() / sizeof(std::uint64_t);
     auto* data =
@@ -185,11 +197,8 @@ TEST_F(DsmTest, AnAcquireDropsARunOfCopiesInOneProtectionChange) {
   constexpr std::size_t kPages = 64, kLock = 0;
   const bool reader = me != kHome;
   for (const bool through_lock : {false, true}) {
-    DsmSettings settings = DsmSettings::from(runtime_->config());
-    settings.size = std::size_t{1} << 20;
+    DsmSettings settings = exact_fetch_settings(*runtime_);  // a read fault per page read
     settings.cache_pages = std::max<std::size_t>(settings.cache_pages, 2 * kPages);
-    settings.prefetch_pages = 0;  // a read fault per page read
-    settings.home_migration = HomeMigration::off;
     Dsm d(*runtime_, settings);
     const std::size_t per_page = d.page_size() / sizeof(int);
     int* data = d.allocate<int>(per_page * kPages, Placement::on(kHome), Coherence::invalidate);
@@ -341,21 +350,6 @@ TEST_F(DsmTest, DsmBuffersGoStraightToPutGetSendAndRecv) {
   d.free(inbox);
   d.free(target);
   d.free(source);
-}
-
-// A small Dsm that fetches exactly the pages read (no prefetch), whose
-// pages stay where they were placed (the tests count the updates of pages
-// one rank alone writes, which home migration would move to it) and are
-// only invalidated unless the test asks for adaptive write-update.
-DsmSettings exact_fetch_settings(const Runtime& runtime, bool barrier_refetch = true,
-                                 bool adaptive_updates = false) {
-  DsmSettings settings = DsmSettings::from(runtime.config());
-  settings.size = std::size_t{1} << 20;
-  settings.prefetch_pages = 0;
-  settings.home_migration = HomeMigration::off;
-  settings.barrier_refetch = barrier_refetch;
-  settings.adaptive_updates = adaptive_updates;
-  return settings;
 }
 
 // A barrier, and how many pages it refetched here. Every page refetched
