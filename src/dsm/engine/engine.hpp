@@ -129,8 +129,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   void protect(std::size_t page, std::size_t count, int protection);
   void leave_read_only(std::size_t first, std::size_t count);
   void coalesce(std::size_t keep_first, std::size_t keep_count);
-  // A copy leaving the view (PROT_NONE): at once, or inside a DropBatch
-  // when the batch ends, in one mprotect per run of dropped pages.
+  // A copy leaving the view (PROT_NONE): at once, or, read-only inside a
+  // DropBatch, when the batch ends, in one mprotect per run of such pages.
   void drop_view(std::size_t page);
   void apply_drops() noexcept;
   class DropBatch;

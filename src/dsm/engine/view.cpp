@@ -64,10 +64,12 @@ void Dsm::Engine::leave_read_only(std::size_t first, std::size_t count) {
 // notice of the page sees it dropped) and the system calls wait for the
 // batch's end, sorted into runs. Until then the view still lets the
 // dropped copies be read: only the thread in the acquire holds the engine,
-// and another thread reading them meanwhile races the acquire anyway.
+// and another thread reading them meanwhile races the acquire anyway. A
+// writable copy leaves at once: a store into it after its diff went home
+// would be lost with it.
 void Dsm::Engine::drop_view(std::size_t page) {
-  if (drop_batches_ == 0) return protect(page, 1, PROT_NONE);
-  if (protection_.at(page) == PROT_NONE) return;
+  if (drop_batches_ == 0 || protection_.at(page) != PROT_READ)
+    return protect(page, 1, PROT_NONE);
   const std::ptrdiff_t change = protection_.change_if(page, 1, PROT_NONE);
   if (!budget_.try_take(change)) return protect(page, 1, PROT_NONE);  // coalesces
   leave_read_only(page, 1);
