@@ -68,8 +68,7 @@ void Dsm::Engine::leave_read_only(std::size_t first, std::size_t count) {
 // writable copy leaves at once: a store into it after its diff went home
 // would be lost with it.
 void Dsm::Engine::drop_view(std::size_t page) {
-  if (drop_batches_ == 0 || protection_.at(page) != PROT_READ)
-    return protect(page, 1, PROT_NONE);
+  if (drop_batches_ == 0 || protection_.at(page) != PROT_READ) return protect(page, 1, PROT_NONE);
   const std::ptrdiff_t change = protection_.change_if(page, 1, PROT_NONE);
   if (!budget_.try_take(change)) return protect(page, 1, PROT_NONE);  // coalesces
   leave_read_only(page, 1);
