@@ -212,8 +212,12 @@ TEST_F(DsmTest, AnAcquireDropsARunOfCopiesInOneProtectionChange) {
       EXPECT_EQ(wrong, 0u) << where << ": pages not holding " << expected;
       return d.stats().read_faults - faults;
     };
-    if (me == kHome)
-      for (std::size_t p = 0; p < kPages; ++p) data[p * per_page] = 1;
+    // The home stores `value` into every page's first word.
+    auto home_writes_all = [&](int value) {
+      if (me == kHome)
+        for (std::size_t p = 0; p < kPages; ++p) data[p * per_page] = value;
+    };
+    home_writes_all(1);
     d.barrier();
     // The readers read until a pass finds every copy still cached (the
     // home may drop the first copies with a "possibly written" notice).
@@ -229,7 +233,7 @@ TEST_F(DsmTest, AnAcquireDropsARunOfCopiesInOneProtectionChange) {
     if (through_lock) {
       if (me == kHome) {
         d.lock(kLock);
-        for (std::size_t p = 0; p < kPages; ++p) data[p * per_page] = 2;
+        home_writes_all(2);
         d.unlock(kLock);
       }
       MPI_Barrier(MPI_COMM_WORLD);  // the readers acquire after the home's release
@@ -241,8 +245,7 @@ TEST_F(DsmTest, AnAcquireDropsARunOfCopiesInOneProtectionChange) {
         d.unlock(kLock);
       }
     } else {
-      if (me == kHome)
-        for (std::size_t p = 0; p < kPages; ++p) data[p * per_page] = 2;
+      home_writes_all(2);
       before = d.stats();
       d.barrier();
       after = d.stats();
