@@ -495,6 +495,40 @@ TEST_F(DsmTest, APageAReaderKeepsFetchingSwitchesToUpdatesAndBack) {
   }
 }
 
+// The same page read again only several barriers after each loss (a
+// factorisation's reader of a column, once per factorisation) stays on
+// invalidation: every read is a miss, and no update is ever sent to a copy
+// its reader is done with. Read in consecutive intervals afterwards, it
+// switches as above, so the window, not the page, kept it on invalidation.
+TEST_F(DsmTest, APageAReaderFetchesAgainOnlyLongAfterEachLossStaysOnInvalidation) {
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs a home and a reader";
+  constexpr int kHome = 0;
+  const bool reader = me != kHome;
+  Dsm d(*runtime_, exact_fetch_settings(*runtime_, false, true));
+  int* page =
+      d.allocate<int>(d.page_size() / sizeof(int), Placement::on(kHome), Coherence::adaptive);
+  const std::string where = "rank " + std::to_string(me);
+  const HomeWritesReaderReads interval{d, page, me == kHome, reader, where};
+  const std::uint64_t miss = reader ? 1 : 0;
+  const DsmStats before = d.stats();
+  int value = 0;
+  // 4 unread intervals are 8 barriers between a loss and the next fetch.
+  constexpr int kUses = 5, kIntervalsApart = 4;
+  for (int use = 1; use <= kUses; ++use) {
+    EXPECT_EQ(interval(++value, true), miss) << where << ", use " << use;
+    for (int i = 0; i < kIntervalsApart; ++i) interval(++value, false);
+  }
+  const DsmStats apart = d.stats();
+  EXPECT_EQ(apart.updates_adopted, before.updates_adopted) << where;
+  EXPECT_EQ(apart.updates_received, before.updates_received) << where;
+  for (int i = 1; i <= 3; ++i) interval(++value, true);  // lost and fetched again soon, twice
+  EXPECT_EQ(interval(++value, true), 0u) << where << ": updated once read in every interval";
+  EXPECT_EQ(d.stats().updates_adopted - apart.updates_adopted, reader ? 1u : 0u) << where;
+  d.barrier();
+  d.free(page);
+}
+
 // A copy read after every update for a while is watched (its page-table
 // entry dropped, then looked up) ever less often: at every 4th update after
 // 4 reads in a row, then every 8th, 16th... up to every 64th, and counts as

@@ -114,7 +114,7 @@ bool Dsm::Engine::home_then_page(std::size_t a, std::size_t b) const {
 
 void Dsm::Engine::drop_keeping_count(std::size_t page) {
   ++stats_.invalidations;
-  reuse_[page] |= kLostToNotice;
+  note_loss(page);
   drop_view(page);
   leave_cache(page);
 }

@@ -360,7 +360,7 @@ void Dsm::Engine::invalidate(std::size_t page) {
   demote_hot_page(page);
   if (state_[page] != PageState::cached && state_[page] != PageState::dirty) return;
   ++stats_.invalidations;
-  reuse_[page] |= kLostToNotice;
+  note_loss(page);
   if (pinned(page))
     refresh_in_place(page);
   else

@@ -58,6 +58,7 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
       pins_(pages_),
       listed_(pages_),
       reuse_(pages_),
+      lost_in_(pages_),
       twins_(cache_.capacity(), page_size_),
       hot_(pages_, page_size_),
       scratch_(page_size_),
@@ -260,6 +261,7 @@ void Dsm::Engine::forget_allocation(std::size_t first, std::size_t pages) {
   state_.reset(first, pages);
   listed_.reset(first, pages);
   reuse_.reset(first, pages);
+  lost_in_.reset(first, pages);
   hot_.forget(first, pages);
   allocations_.remove(first);
   sharing_.forget(first, pages);

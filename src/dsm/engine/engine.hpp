@@ -261,6 +261,8 @@ class Dsm::Engine final : public detail::FaultTarget {
   // A fetch of `page`: after an acquire took the copy, one more sign that
   // it should be kept up to date instead (adaptive write-update).
   void note_refetch(std::size_t page);
+  // An acquire dropped this rank's copy of `page` (kLostToNotice, lost_in_).
+  void note_loss(std::size_t page);
   // For another rank's notice at an acquire: a clean copy of a page whose
   // policy keeps copies joins refresh_ (brought up to date by
   // refresh_copies) instead of leaving the cache; false for any other page.
@@ -492,12 +494,16 @@ class Dsm::Engine final : public detail::FaultTarget {
   static constexpr std::uint8_t kUnsynced = 128;
   // Adaptive write-update (policies.cpp), per page, of this rank's copy:
   // kLostToNotice, an acquire dropped it; a score (bits 1-2) of the fetches
-  // that followed such losses, up to 3. From 2 on (kRecurrent) acquires
+  // that soon followed such losses, up to 3. From 2 on (kRecurrent) acquires
   // keep the copy up to date instead; kUnreadUpdate: the last update went
   // unread, and a second one in a row resets the score.
   detail::LazyArray<std::uint8_t> reuse_;
   static constexpr std::uint8_t kLostToNotice = 1, kScoreStep = 2, kScoreMask = 6, kRecurrent = 4,
                                 kUnreadUpdate = 8;
+  // Per page, the low byte of the epoch whose acquire last set kLostToNotice:
+  // a fetch more than kSoonAfterLoss barriers later does not score.
+  detail::LazyArray<std::uint8_t> lost_in_;
+  static constexpr std::uint8_t kSoonAfterLoss = 4;
   // A copy a lock's release diffed: written again before the next lock's
   // release, it stays writable (release_writable_copy, coherence.cpp).
   static constexpr std::uint8_t kRewrittenUnderLocks = 16;

@@ -5,7 +5,8 @@
 // adaptive's write-update of the pages a rank keeps fetching again.
 //
 // Adaptive write-update, per page and rank: a copy an acquire dropped
-// (invalidate) and this rank then fetched again, twice, is recurrent: from
+// (invalidate) and this rank then fetched again within a few barriers,
+// twice in a row, is recurrent: from
 // then on acquires keep it up to date as update's copies are. An update
 // is unread when its copy's view was not touched before the next notice
 // (watch_updated drops the view's page-table entries, touched_since_mapped
@@ -59,10 +60,29 @@ bool Dsm::Engine::keeps_copy_now(std::size_t page) {
   return false;
 }
 
+void Dsm::Engine::note_loss(std::size_t page) {
+  reuse_[page] |= kLostToNotice;
+  lost_in_[page] = static_cast<std::uint8_t>(epoch_.load(std::memory_order_relaxed));
+}
+
+// Only a fetch soon after the loss scores: a copy read again many barriers
+// later was not wanted in between, and updates would have gone unread
+// there. jia_lu's reader of a block column fetches it once per
+// factorisation (65 barriers apart): scored, it became recurrent after two,
+// and every later notice refreshed and watched a copy its reader was done
+// with (two wasted updates per page per two factorisations). A wrapped
+// byte may take an old loss for a recent one: one score too many, which
+// unread updates take back.
 void Dsm::Engine::note_refetch(std::size_t page) {
   std::uint8_t& reuse = reuse_[page];
   if (!(reuse & kLostToNotice) || !adaptive_updates_) return;
   reuse &= static_cast<std::uint8_t>(~kLostToNotice);
+  const auto since_loss = static_cast<std::uint8_t>(
+      static_cast<std::uint8_t>(epoch_.load(std::memory_order_relaxed)) - lost_in_[page]);
+  if (since_loss > kSoonAfterLoss) {
+    reuse &= static_cast<std::uint8_t>(~kScoreMask);
+    return;
+  }
   if ((reuse & kScoreMask) == kScoreMask) return;
   reuse = static_cast<std::uint8_t>(reuse + kScoreStep);
   if ((reuse & kScoreMask) == kRecurrent && policy_of_page(page) == Coherence::adaptive)
