@@ -68,6 +68,61 @@ TEST_F(DsmTest, CopiesDroppedWhileFreeingLeaveLaterCopiesCounted) {
   EXPECT_EQ(stale, 0) << "rank " << me << " read stale data, first in cycle " << first_stale;
 }
 
+// Each rank reads the block of pages the next rank homes, and each home
+// then writes its block: the barrier drops every copy. The drops reach the
+// homes as one call per home where fetches are calls (one remote atomic
+// each over tcp before); elsewhere as remote atomics, or CPU atomics on
+// words mapped here. Once
+// the droppers' next release has completed them, no copy is counted: each
+// home writes its block without a fault.
+TEST_F(DsmTest, CopiesDroppedAtABarrierAreUncountedInOneCallPerHome) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs a home and a reader";
+  const bool calls = testing::fetches_through_calls(*runtime_);  // collective
+  const testing::FixedHomes fixed(d, *runtime_);
+  constexpr std::size_t kPages = 64;
+  const std::size_t per_page = d.page_size() / sizeof(std::uint64_t);
+  const std::size_t block = kPages * per_page;
+  auto* data = d.allocate<std::uint64_t>(block * static_cast<std::size_t>(n), Placement::block(),
+                                         Coherence::invalidate);
+  std::uint64_t* own = data + block * static_cast<std::size_t>(me);
+  const std::uint64_t* next = data + block * static_cast<std::size_t>((me + 1) % n);
+  ASSERT_EQ(d.home_of(own), me);
+  ASSERT_EQ(d.home_of(own + block - 1), me);
+  auto write_own = [&](std::uint64_t value) {
+    for (std::size_t page = 0; page < kPages; ++page) own[page * per_page] = value;
+  };
+  auto next_holds = [&](std::uint64_t value) {
+    std::size_t wrong = 0;
+    for (std::size_t page = 0; page < kPages; ++page) wrong += next[page * per_page] != value;
+    return wrong;
+  };
+  d.barrier();
+  EXPECT_EQ(next_holds(0), 0u) << "rank " << me;  // kPages copies, counted at the next rank
+  MPI_Barrier(MPI_COMM_WORLD);
+  write_own(1);
+  const TransportTraffic before = runtime_->transport().traffic();
+  const std::uint64_t invalidated = d.stats().invalidations;
+  d.barrier();
+  const std::uint64_t messages = runtime_->transport().traffic().messages - before.messages;
+  EXPECT_EQ(d.stats().invalidations - invalidated, kPages) << "rank " << me;
+  if (calls) {
+    EXPECT_LT(messages, kPages / 4) << "rank " << me << ": a message per dropped copy";
+  }
+  write_own(2);
+  d.barrier();  // the droppers' release completes the drops at the homes
+  write_own(3);
+  d.barrier();  // the homes' release finds no copy left: their pages are exclusive
+  const std::uint64_t faults = d.stats().write_faults;
+  write_own(4);
+  EXPECT_EQ(d.stats().write_faults - faults, 0u) << "rank " << me << ": a copy is still counted";
+  d.barrier();
+  EXPECT_EQ(next_holds(4), 0u) << "rank " << me;
+  d.barrier();
+  d.free(data);
+}
+
 // A page its home wrote without faults, then fetched by one rank to write
 // it: the home tracks the page from that copy on (copies_for_writing.cpp),
 // so its release need not say "possibly written", and the writer keeps its

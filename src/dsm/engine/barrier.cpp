@@ -208,6 +208,10 @@ void Dsm::Engine::acquire_barrier_notices(const BarrierScratch& x, const Barrier
     throw;
   }
   move_homes(moves);
+  // The copies this acquire dropped are uncounted now, not at this rank's
+  // next release: a home deciding at its own release whether a page is
+  // still shared should find them gone, as it would a remote atomic each.
+  sharing_.send_drops();
 }
 
 // Pages leaving notices_ for a barrier's exchange may be noticed again.

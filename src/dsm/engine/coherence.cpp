@@ -299,6 +299,7 @@ std::span<const std::byte> Dsm::Engine::flush_written_homes(int carry_home) {
       !diffs_.in_flight(carry_home))
     carried = diffs_.take(carry_home);
   diffs_.send();
+  sharing_.send_drops();
   for (std::size_t home = 0; home < homes_written_.size(); ++home)
     if (homes_written_[home] || diffs_.in_flight(static_cast<int>(home))) {
       transport_.flush(static_cast<int>(home));

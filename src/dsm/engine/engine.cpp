@@ -83,6 +83,9 @@ Dsm::Engine::Engine(Runtime& runtime, const DsmSettings& settings)
   counted_uncached_.reserve(cache_.capacity());
   // A run per page at most: a fault's batch.
   gets_.reserve(cache_.capacity());
+  // Homes that count fetched copies in their handlers uncount dropped ones
+  // there too (CPU atomics, never racing a NIC's on the same words).
+  if (page_calls_.used()) sharing_.drop_through_calls();
   // Stores into a master copy hold its page's guard (master_guards.hpp):
   // one whose guards are not mapped here is written through messages.
   for (int peer = 0; peer < runtime.size(); ++peer)

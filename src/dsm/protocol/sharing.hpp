@@ -10,8 +10,11 @@
 // atomics on them): a 32-bit sharer count per region page, and the copy
 // log (copy_log.hpp) naming pages that gained a copy. A fetcher counts itself
 // and logs the page before reading it; a rank dropping a copy (invalidation,
-// eviction) uncounts itself. The home reads only its log at release, so the
-// cost follows the pages fetched, not the pages homed.
+// eviction) uncounts itself: through UCX with a remote atomic, or, where the
+// homes count fetched copies in their handlers (page_calls.hpp), in one call
+// per home for all the copies an acquire or a release dropped. The home
+// reads only its log at release, so the cost follows the pages fetched, not
+// the pages homed.
 //
 // Ordering: the home writes, then reads the log counter with a locked
 // read-modify-write (or a page's count). A fetcher's count lands before it
@@ -42,6 +45,9 @@ class SharingRecord {
   // Collective.
   SharingRecord(MPI_Comm comm, Transport& transport, std::size_t pages, std::size_t max_batch,
                 const MappablePeers& mappable);
+  ~SharingRecord();  // collective
+  SharingRecord(const SharingRecord&) = delete;
+  SharingRecord& operator=(const SharingRecord&) = delete;
 
   // Fetcher side, before reading `pages` (count of them, increasing) from
   // `home`: this rank now holds copies of them. Through UCX, returns true:
@@ -58,8 +64,16 @@ class SharingRecord {
   // reads the pages (from a remote handler, beside this rank's threads).
   void count_copies_here(std::size_t first, std::size_t count);
   // Fetcher side: this rank dropped its copy of `page`. Through UCX the
-  // update completes at the next flush of `home`; returns whether one is due.
+  // update completes at the next flush of `home` (after send_drops, where
+  // drops go through calls); returns whether one is due.
   bool drop_copy(int home, std::size_t page);
+  // Where every home counts copies in its own handlers (PageCalls::used):
+  // drops are gathered and go as one call per home (send_drops), not as a
+  // remote atomic each. Collective, right after construction.
+  void drop_through_calls() { drops_through_calls_ = true; }
+  // The gathered drops, one call per home (each completes at the next
+  // flush of its home, which drop_copy said was due).
+  void send_drops();
   // Whether this rank ever fetched `page` (its local copy may hold data).
   bool fetched_here(std::size_t page) const { return (local_[page] & kEverFetched) != 0; }
   // This rank's local copy of `page` holds data although it fetched none:
@@ -78,7 +92,10 @@ class SharingRecord {
   // Fetcher side, collective context (free, after dropping its copies with
   // drop_copy): the pages are new again.
   void forget(std::size_t first, std::size_t count);
-  void abandon_transport() { words_.abandon_transport(); }
+  void abandon_transport() {
+    words_.abandon_transport();
+    transport_abandoned_ = true;
+  }
   // Every rank's words are mapped here: no access reaches UCX.
   bool direct() const { return words_.direct(); }
 
@@ -97,8 +114,22 @@ class SharingRecord {
   // own): counted, then logged.
   static void count_and_log(std::byte* words, std::size_t page);
 
+  // At the home, in its progress: a call's drops, (home, page) entries.
+  static void take_drops(void* context, int source, std::uint64_t, const std::byte* bytes,
+                         std::size_t size);
+  static std::uint64_t drop_entry(int home, std::size_t page) {
+    return static_cast<std::uint64_t>(home) << kDropHomeShift | page;
+  }
+  static constexpr unsigned kDropHomeShift = 40;
+  static constexpr std::size_t kMostDrops = 512;  // gathered; one more sends them
+
   Transport& transport_;
   SharedWords words_;
+  std::size_t pages_;
+  std::uint32_t drop_handler_;
+  bool drops_through_calls_ = false;
+  bool transport_abandoned_ = false;
+  std::vector<std::uint64_t> drops_;   // drop_entry()s not sent yet
   LazyArray<std::uint8_t> local_;      // per page: kHolds, kEverFetched
   std::vector<std::uint64_t> staged_;  // log slots (entry, check) on their way to a home
   std::uint64_t consumed_ = 0;         // log indices this home has looked at
