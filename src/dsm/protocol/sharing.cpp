@@ -125,15 +125,23 @@ bool SharingRecord::drop_copy(int home, std::size_t page) {
 // A reader that drops a column of pages at a barrier uncounts each one at
 // its home: as remote atomics over tcp, each was a message of its own (in
 // jia_lu across two hosts, 7 of the 11 messages per rank and interval).
+// A call that fails may have reached its home or not: its drops are never
+// sent again (twice would leave a count low, a copy unseen), so the counts
+// stay high, which costs notices only.
 void SharingRecord::send_drops() {
   std::sort(drops_.begin(), drops_.end());  // by home, then page
-  for (std::size_t i = 0; i < drops_.size();) {
-    const std::uint64_t home = drops_[i] >> kDropHomeShift;
-    std::size_t end = i + 1;
-    while (end < drops_.size() && drops_[end] >> kDropHomeShift == home) ++end;
-    transport_.call(static_cast<int>(home), drop_handler_, &drops_[i],
-                    (end - i) * sizeof(std::uint64_t));
-    i = end;
+  std::size_t done = 0;
+  try {
+    while (done < drops_.size()) {
+      const std::size_t first = done;
+      const std::uint64_t home = drops_[first] >> kDropHomeShift;
+      while (done < drops_.size() && drops_[done] >> kDropHomeShift == home) ++done;
+      transport_.call(static_cast<int>(home), drop_handler_, &drops_[first],
+                      (done - first) * sizeof(std::uint64_t));
+    }
+  } catch (...) {
+    drops_.erase(drops_.begin(), drops_.begin() + static_cast<std::ptrdiff_t>(done));
+    throw;
   }
   drops_.clear();
 }
