@@ -72,9 +72,8 @@ TEST_F(DsmTest, CopiesDroppedWhileFreeingLeaveLaterCopiesCounted) {
 // then writes its block: the barrier drops every copy. The drops reach the
 // homes as one call per home where fetches are calls (one remote atomic
 // each over tcp before); elsewhere as remote atomics, or CPU atomics on
-// words mapped here. Once
-// the droppers' next release has completed them, no copy is counted: each
-// home writes its block without a fault.
+// words mapped here. Once the droppers' next release has completed them,
+// no copy is counted: each home writes its block without a fault.
 TEST_F(DsmTest, CopiesDroppedAtABarrierAreUncountedInOneCallPerHome) {
   Dsm& d = *dsm_;
   const int me = runtime_->rank(), n = runtime_->size();

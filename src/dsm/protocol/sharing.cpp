@@ -14,7 +14,6 @@ SharingRecord::SharingRecord(MPI_Comm comm, Transport& transport, std::size_t pa
                              std::size_t max_batch, const MappablePeers& mappable)
     : transport_(transport),
       words_(comm, transport, count_offset(pages), mappable, "DSM sharing record"),
-      pages_(pages),
       drop_handler_(transport.add_remote_handler(take_drops, this)),
       local_(pages),
       staged_(2 * max_batch) {
@@ -69,6 +68,10 @@ void SharingRecord::count_and_log(std::byte* words, std::size_t page) {
   word<std::uint64_t>(words, slot + 8).store(CopyLog::check(entry));
 }
 
+void SharingRecord::uncount(std::byte* words, std::size_t page) {
+  word<std::uint32_t>(words, count_offset(page)).fetch_sub(1);
+}
+
 // The counts go first (posted: a fetched count would cost a round trip per
 // page, and every copy is logged anyway); a fence makes them land before
 // the one round trip that reserves the log slots; the entries follow, and a
@@ -108,8 +111,7 @@ bool SharingRecord::drop_copy(int home, std::size_t page) {
   if (!(local_[page] & kHolds)) return false;
   local_[page] &= static_cast<std::uint8_t>(~kHolds);
   if (words_.direct()) {
-    std::atomic_ref<std::uint32_t>(words_.mapped<std::uint32_t>(home, count_offset(page)))
-        .fetch_sub(1);
+    uncount(&words_.mapped<std::byte>(home, 0), page);
     return false;
   }
   if (!drops_through_calls_) {
@@ -162,8 +164,8 @@ void SharingRecord::take_drops(void* context, int source, std::uint64_t, const s
     std::uint64_t entry;
     std::memcpy(&entry, bytes + offset, sizeof entry);
     const std::uint64_t page = entry & ((std::uint64_t{1} << kDropHomeShift) - 1);
-    if (entry >> kDropHomeShift != here || page >= self.pages_) malformed();
-    word<std::uint32_t>(&self.words_.local<std::byte>(0), count_offset(page)).fetch_sub(1);
+    if (entry >> kDropHomeShift != here || page >= self.local_.size()) malformed();
+    uncount(&self.words_.local<std::byte>(0), page);
   }
 }
 

@@ -113,6 +113,8 @@ class SharingRecord {
   // One more copy of `page` in a home's words (mapped here, or this rank's
   // own): counted, then logged.
   static void count_and_log(std::byte* words, std::size_t page);
+  // One copy of `page` fewer in a home's words (mapped here, or this rank's own).
+  static void uncount(std::byte* words, std::size_t page);
 
   // At the home, in its progress: a call's drops, (home, page) entries.
   static void take_drops(void* context, int source, std::uint64_t, const std::byte* bytes,
@@ -125,7 +127,6 @@ class SharingRecord {
 
   Transport& transport_;
   SharedWords words_;
-  std::size_t pages_;
   std::uint32_t drop_handler_;
   bool drops_through_calls_ = false;
   bool transport_abandoned_ = false;
