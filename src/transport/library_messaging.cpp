@@ -2,6 +2,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include <atomic>
 #include <string>
 
 #include "common/mpi_exchange.hpp"
@@ -16,24 +17,57 @@ std::uint32_t LibraryMessaging::add_answering_handler(AnsweringHandler handler, 
 
 Request LibraryMessaging::call_answered(int peer, std::uint32_t id, const void* bytes,
                                         std::size_t size, void* answer, std::size_t capacity) {
-  auto in_use = transport_.impl_->use_worker("call_answered");
   Transport::Impl& s = *transport_.impl_;
-  s.check_peer(peer, "call_answered");
-  if (id >= s.remote_handlers.size() || s.remote_handlers[id].answering.load() == nullptr)
-    throw Error(Errc::invalid_argument, transport_.rank_,
-                "call_answered: no answering handler " + std::to_string(id));
   const std::uint32_t sequence =
       s.next_answer_sequence.fetch_add(1, std::memory_order_relaxed) & (TagCodec::agreed_bit - 1);
+  return call_for_answer(peer, id, bytes, size, answer, capacity, sequence, "call_answered");
+}
+
+Request LibraryMessaging::call_answered_agreed(int peer, std::uint32_t id, const void* bytes,
+                                               std::size_t size, void* answer, std::size_t capacity,
+                                               std::uint32_t key) {
+  return call_for_answer(peer, id, bytes, size, answer, capacity, TagCodec::agreed_sequence(key),
+                         "call_answered_agreed");
+}
+
+Request LibraryMessaging::call_for_answer(int peer, std::uint32_t id, const void* bytes,
+                                          std::size_t size, void* answer, std::size_t capacity,
+                                          std::uint32_t sequence, const char* operation) {
+  auto in_use = transport_.impl_->use_worker(operation);
+  Transport::Impl& s = *transport_.impl_;
+  s.check_peer(peer, operation);
+  if (id >= s.remote_handlers.size() || s.remote_handlers[id].answering.load() == nullptr)
+    throw Error(Errc::invalid_argument, transport_.rank_,
+                std::string(operation) + ": no answering handler " + std::to_string(id));
   // The receive first, so the answer lands in place rather than in UCX's
   // buffers for unexpected messages.
-  Request answered = receive_answer(peer, sequence, answer, capacity, "call_answered");
+  Request answered = receive_answer(peer, sequence, answer, capacity, operation);
   try {
-    s.send_call(peer, {id, transport_.rank_, sequence, 0, 0}, bytes, size, "call_answered");
+    s.send_call(peer, {id, transport_.rank_, sequence, 0, 0}, bytes, size, operation);
   } catch (const Error&) {
     answered.cancel();
     throw;
   }
   return answered;
+}
+
+void LibraryMessaging::answer_from_handler(int peer, std::uint32_t key,
+                                           const Answer& answer) noexcept {
+  Transport::Impl& s = *transport_.impl_;
+  try {
+    s.send_answer(
+        s.endpoints.get(peer), peer,
+        TagCodec::answer_tag(s.runtime_id, transport_.rank_, TagCodec::agreed_sequence(key)),
+        answer);
+  } catch (const Error&) {
+    // The peer is gone (or this runtime is lost): nobody waits for the answer.
+  }
+}
+
+void LibraryMessaging::answer_at_once(int peer, std::uint32_t key, const Answer& answer) {
+  auto in_use = transport_.impl_->use_worker("answer_at_once");
+  transport_.impl_->check_peer(peer, "answer_at_once");
+  answer_from_handler(peer, key, answer);
 }
 
 Request LibraryMessaging::send_agreed(int peer, std::uint32_t key, const void* bytes,
@@ -70,6 +104,34 @@ void LibraryMessaging::wait_serving_peers(Request& request) {
   s.progress_until([&] { return request.poll(); }, request.what_);
 }
 
+bool LibraryMessaging::wait_serving_peers(Request& request, const std::uint64_t& give_up) {
+  if (!request.handle_) return true;
+  Transport::Impl& s = *request.transport_->impl_;
+  auto in_use = s.use_worker(request.what_);
+  s.progress_until(
+      [&] {
+        return request.poll() ||
+               std::atomic_ref<const std::uint64_t>(give_up).load(std::memory_order_acquire) != 0;
+      },
+      request.what_);
+  return request.poll() || withdraw_unless_arrived(request);
+}
+
+bool LibraryMessaging::withdraw_unless_arrived(Request& receive) {
+  if (receive.poll()) return true;
+  Transport::Impl& s = *receive.transport_->impl_;
+  ucp_worker_h worker = receive.messaging() ? s.messaging_worker : s.worker;
+  ucp_request_cancel(worker, receive.handle_);
+  ucp_tag_recv_info_t info{};
+  ucs_status_t status;
+  while ((status = ucp_tag_recv_request_test(receive.handle_, &info)) == UCS_INPROGRESS)
+    ucp_worker_progress(worker);
+  if (status != UCS_ERR_CANCELED) return receive.poll();  // it came first: complete (or throws)
+  ucp_request_free(receive.handle_);
+  receive.finish();
+  return false;
+}
+
 Request LibraryMessaging::receive_answer(int peer, std::uint32_t sequence, void* buffer,
                                          std::size_t capacity, const char* operation, Lane lane) {
   Transport::Impl& s = *transport_.impl_;
@@ -99,24 +161,6 @@ bool LibraryMessaging::all_reach_through_messages(bool wants,
   allreduce(transport_.impl_->comm, transport_.rank(), &mine, &all, 1, MPI_INT, MPI_LAND,
             "choosing how peers are reached");
   return all != 0;
-}
-
-// Inside the handler's progress, UCX's own calls only: no wait, no worker
-// use (the thread running the handler holds the worker already).
-void LibraryMessaging::put_from_handler(int peer, const MemoryRegion& region, std::size_t offset,
-                                        const std::uint64_t& word) noexcept {
-  Transport::Impl& s = *transport_.impl_;
-  try {
-    const auto& key = s.remote(region, peer, offset, sizeof word, "put_from_handler");
-    s.traffic.note(sizeof word);
-    ucp_request_param_t param{};
-    const ucs_status_ptr_t put =
-        ucp_put_nbx(s.endpoints.get(peer), &word, sizeof word, key.base + offset,
-                    static_cast<ucp_rkey_h>(key.rkey), &param);
-    if (UCS_PTR_IS_PTR(put)) ucp_request_free(put);  // UCX completes it on its own
-  } catch (const Error&) {
-    // The peer is gone (or this runtime is lost): nobody waits for the word.
-  }
 }
 
 }  // namespace mpidsm::detail

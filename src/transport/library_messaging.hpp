@@ -23,6 +23,11 @@ struct Answer {
   const void* data = nullptr;  ///< first byte of the answer
   std::size_t size = 0;        ///< bytes to send back
   bool transient = false;      ///< the bytes may change once the handler returns
+  /// No answer now: the call named an agreed answer (call_answered_agreed),
+  /// which the callee sends later with answer_from_handler or
+  /// answer_at_once, once it has one.
+  bool later = false;
+  static Answer deferred() { return {nullptr, 0, false, true}; }
 };
 /// A remote handler whose return value goes back to the caller: a request
 /// and its reply in one round trip, for peers whose memory one-sided
@@ -44,6 +49,22 @@ class LibraryMessaging {
   /// fit). No flush waits for it.
   Request call_answered(int peer, std::uint32_t id, const void* bytes, std::size_t size,
                         void* answer, std::size_t capacity);
+
+  /// As call_answered, but the answer travels as the agreed message `key`
+  /// from `peer` (receive_agreed's): the handler may defer it
+  /// (Answer::deferred) and send it when it can, and a caller that stopped
+  /// waiting (withdraw_unless_arrived) receives it later with
+  /// receive_agreed. At most one such call per caller, callee and key may be
+  /// unanswered.
+  Request call_answered_agreed(int peer, std::uint32_t id, const void* bytes, std::size_t size,
+                               void* answer, std::size_t capacity, std::uint32_t key);
+  /// A deferred answer: the agreed message `key` to `peer`, sent at once
+  /// (a transient answer is copied when UCX cannot take it now). From inside
+  /// a handler, which holds the worker already; where `peer` is gone,
+  /// nothing is sent (nobody waits for it there any more).
+  void answer_from_handler(int peer, std::uint32_t key, const Answer& answer) noexcept;
+  /// The same from any other thread.
+  void answer_at_once(int peer, std::uint32_t key, const Answer& answer);
 
   /// Messages two ranks agreed on beforehand: `key` (at most max_agreed_key)
   /// names one message from this rank to `peer`, which receives it with
@@ -74,6 +95,13 @@ class LibraryMessaging {
   /// operation does: a wait for a tagged message would leave the worker to
   /// the progress thread.
   static void wait_serving_peers(Request& request);
+  /// The same, until `give_up` turns non-zero: then a receive is withdrawn
+  /// unless its message arrived meanwhile. True when the request completed.
+  static bool wait_serving_peers(Request& request, const std::uint64_t& give_up);
+  /// Withdraws a receive whose message has not arrived (false; a message
+  /// sent later waits in UCX for the next receive of its tag), or completes
+  /// it with the one that has (true).
+  static bool withdraw_unless_arrived(Request& receive);
   /// A receive nothing will arrive for (its exchange failed) leaves UCX, so
   /// its buffer may be reused; any other request is left as it is.
   static void withdraw(Request& receive) noexcept { receive.cancel(); }
@@ -88,15 +116,11 @@ class LibraryMessaging {
   /// MPIDSM_EAGER_CONNECT=1 connects, and so asks about, every pair).
   bool all_reach_through_messages(bool wants, const std::function<bool(int)>& mapped);
 
-  /// From inside a handler (which must not wait): posts a put of `word`,
-  /// which must outlive the put (a constant), to [offset, offset+8) of
-  /// `region` at `peer`, and returns. Nothing completes it but the
-  /// progress the peer and this rank make anyway; where `peer` is gone,
-  /// nothing is put (nobody waits for the word there any more).
-  void put_from_handler(int peer, const MemoryRegion& region, std::size_t offset,
-                        const std::uint64_t& word) noexcept;
-
  private:
+  // Posts the receive of the answer numbered `sequence`, then calls.
+  Request call_for_answer(int peer, std::uint32_t id, const void* bytes, std::size_t size,
+                          void* answer, std::size_t capacity, std::uint32_t sequence,
+                          const char* operation);
   // A receive of the answer-tag message `peer` sends as `sequence` (an
   // answered call's answer, or an agreed message) through `lane`.
   Request receive_answer(int peer, std::uint32_t sequence, void* buffer, std::size_t capacity,

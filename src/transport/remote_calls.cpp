@@ -35,11 +35,11 @@ void free_copy(void*, ucs_status_t, void* copy) {
   std::free(copy);
 }
 
-// Sends a handler's answer. A transient one must leave the handler's memory
-// now: sent inline when UCX can, else from a copy (allocated only then: a
-// socket too full to take the answer at once).
-void send_answer(int rank, ucp_ep_h caller, int source, std::uint64_t tag,
-                 const detail::Answer& answer) {
+}  // namespace
+
+void Transport::Impl::send_answer(ucp_ep_h caller, int source, std::uint64_t tag,
+                                  const detail::Answer& answer) noexcept {
+  traffic.note(answer.size);
   ucp_request_param_t send{};
   if (answer.transient) send.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
   ucs_status_ptr_t sent = ucp_tag_send_nbx(caller, answer.data, answer.size, tag, &send);
@@ -60,8 +60,6 @@ void send_answer(int rank, ucp_ep_h caller, int source, std::uint64_t tag,
   }
   free_sent(sent, rank, "answering a remote call", source);
 }
-
-}  // namespace
 
 // Runs at the callee, inside its progress: calls the handler, then tells the
 // caller. UCX hands over the whole message (eager: forced by the sender).
@@ -106,9 +104,10 @@ ucs_status_t Transport::Impl::on_call(void* arg, const void* header, std::size_t
   if (answered) {
     const detail::Answer answer =
         slot->answering.load(std::memory_order_acquire)(context, call.source, bytes, length);
-    s.traffic.note(answer.size);
-    send_answer(s.rank, caller, call.source,
-                detail::TagCodec::answer_tag(s.runtime_id, s.rank, call.answer_sequence), answer);
+    if (!answer.later)
+      s.send_answer(caller, call.source,
+                    detail::TagCodec::answer_tag(s.runtime_id, s.rank, call.answer_sequence),
+                    answer);
     return UCS_OK;
   }
   slot->handler.load(std::memory_order_acquire)(context, call.source, call.argument, bytes, length);

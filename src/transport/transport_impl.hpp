@@ -156,6 +156,12 @@ struct Transport::Impl {
   static ucs_status_t on_call_done(void* impl, const void* header, std::size_t header_length,
                                    void* data, std::size_t length,
                                    const ucp_am_recv_param_t* param);
+  // Sends a handler's answer, or a deferred one, to `caller` (the rank
+  // `source`) with `tag`, without waiting: a transient answer goes inline
+  // when UCX can take it, else from a copy (allocated only then: a socket
+  // too full to take it at once). The thread holds the worker.
+  void send_answer(ucp_ep_h caller, int source, std::uint64_t tag,
+                   const detail::Answer& answer) noexcept;
   // Waits until every call to `peer` (no_rank: to every peer) has returned.
   void wait_for_calls(int peer, const char* operation);
 

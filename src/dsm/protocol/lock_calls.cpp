@@ -1,5 +1,7 @@
 // Acquiring a lock, and releasing it with notices, through one answered
-// call each, where UCX reaches its home through messages (lock_table.hpp).
+// call each, where UCX reaches its home through messages (lock_table.hpp);
+// where the home keeps the queue, the answer to a waiter's call is its
+// grant, sent by the home when the lock becomes the waiter's.
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -9,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "agreed_keys.hpp"
 #include "lock_table.hpp"
 #include "mpidsm/error.hpp"
 
@@ -26,8 +29,18 @@ struct Answered {
   LockTable::AcquireAnswer& answer() {
     return *reinterpret_cast<LockTable::AcquireAnswer*>(words.data());
   }
+  // Room for `capacity` bytes: grown once per thread (and page size), so
+  // later acquires allocate nothing.
+  void* room(std::size_t capacity) {
+    if (words.size() * sizeof(std::uint64_t) < capacity)
+      words.resize((capacity + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
+    return words.data();
+  }
 };
 thread_local Answered answered;
+// The grant a home composes for a waiter when it releases the lock itself,
+// outside any handler (handlers compose theirs in the table's answer).
+thread_local Answered granting;
 // The wishes of this thread's current acquire (lock_grants.hpp).
 thread_local std::uint64_t held_wishes[LockGrantWishes::kPages];
 
@@ -51,11 +64,8 @@ std::size_t LockTable::ask_home(std::uint32_t handler, std::size_t id) {
   AcquireCall call{id, seen_epoch_[id], seen_count_[id], {}};
   std::ranges::copy(held_wishes, call.wished);
   const std::size_t capacity = answer_capacity();
-  // Once per thread (and page size): no allocation on later acquires.
-  if (answered.words.size() * sizeof(std::uint64_t) < capacity)
-    answered.words.resize((capacity + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
   Request request = messaging_.call_answered(home(id), handler, &call, sizeof call,
-                                             answered.words.data(), capacity);
+                                             answered.room(capacity), capacity);
   request.wait();
   return request.message().size;
 }
@@ -96,6 +106,48 @@ const LockTable::AcquireAnswer& LockTable::read_log_through_call(std::size_t id)
   const std::size_t size = ask_home(log_handler_, id);
   check_log_answer(answered.answer(), size, id);
   return answered.answer();
+}
+
+bool LockTable::acquire_from_queue(std::size_t id, const std::uint64_t& give_up, bool resume) {
+  answered.table = nullptr;
+  const std::size_t capacity = answer_capacity();
+  void* room = answered.room(capacity);
+  // Homes do not move while a wait is queued (lock_homes.hpp): an abandoned
+  // wait's grant comes from the home it queued at.
+  Request grant;
+  if (resume) {
+    grant = messaging_.receive_agreed(home(id), lock_grant_key(id), room, capacity);
+  } else {
+    AcquireCall call{id, seen_epoch_[id], seen_count_[id], {}};
+    std::ranges::copy(held_wishes, call.wished);
+    grant = messaging_.call_answered_agreed(home(id), acquire_handler_, &call, sizeof call, room,
+                                            capacity, lock_grant_key(id));
+  }
+  if (!LibraryMessaging::wait_serving_peers(grant, give_up)) return false;
+  take_grant(grant, id);
+  return true;
+}
+
+void LockTable::take_grant(const Request& received, std::size_t id) {
+  const std::size_t size = received.message().size;
+  const AcquireAnswer& answer = answered.answer();
+  if (size < sizeof answer.predecessor || answer.predecessor != 0)
+    throw_no_answer(transport_.rank(), home(id), "Dsm::lock",
+                    "the acquire of lock " + std::to_string(id), size);
+  check_log_answer(answer, size, id);
+  answered.table = this;
+  answered.id = id;
+}
+
+bool LockTable::granted_since_abandoned(std::size_t id) {
+  if (!(queued_at_home_ && calls(id)))
+    return std::atomic_ref<std::uint64_t>(my_node(id).granted).load() != 0;
+  // A grant sent meanwhile waits in UCX for its receive.
+  answered.table = nullptr;
+  const std::size_t capacity = answer_capacity();
+  Request grant =
+      messaging_.receive_agreed(home(id), lock_grant_key(id), answered.room(capacity), capacity);
+  return LibraryMessaging::withdraw_unless_arrived(grant);
 }
 
 const LockTable::AcquireAnswer* LockTable::take_answer(std::size_t id) const {
@@ -154,8 +206,7 @@ LockTable::AcquireCall LockTable::checked_call(int source, const std::byte* byte
 // not read names the page as another rank's: the master copy then holds that
 // writer's diffs (applied before its notices were appended), as a refresh
 // right after the acquire would find it.
-std::size_t LockTable::fill_log_answer(const AcquireCall& call, int source) {
-  AcquireAnswer& out = answer();
+std::size_t LockTable::fill_log_answer(const AcquireCall& call, int source, AcquireAnswer& out) {
   std::memcpy(&out.header, local_record(call.id) + LockRecordLayout::header, sizeof out.header);
   const std::uint64_t first = out.header.epoch == call.seen_epoch ? call.seen_count : 0;
   std::size_t entries = 0;
@@ -186,14 +237,16 @@ Answer LockTable::answer_acquire(void* context, int source, const std::byte* byt
   auto& table = *static_cast<LockTable*>(context);
   const AcquireCall call = table.checked_call(source, bytes, size, "lock acquire");
   AcquireAnswer& answer = table.answer();
-  if (table.queued_at_home_)
-    answer.predecessor = table.queues_.take(call.id, source) ? 0 : 1;  // 1: queued
-  else
-    answer.predecessor =
-        std::atomic_ref<std::uint64_t>(table.tail_here(call.id))
-            .exchange(static_cast<std::uint64_t>(source) + 1, std::memory_order_seq_cst);
+  // Queued here: the grant answers the call (grant()).
+  if (table.queued_at_home_ && !table.queues_.take(call.id, source, call))
+    return Answer::deferred();
+  answer.predecessor =
+      table.queued_at_home_
+          ? 0
+          : std::atomic_ref<std::uint64_t>(table.tail_here(call.id))
+                .exchange(static_cast<std::uint64_t>(source) + 1, std::memory_order_seq_cst);
   if (answer.predecessor != 0) return {&answer.predecessor, sizeof answer.predecessor, true};
-  return {&answer, table.fill_log_answer(call, source), true};
+  return {&answer, table.fill_log_answer(call, source, answer), true};
 }
 
 Answer LockTable::answer_log_read(void* context, int source, const std::byte* bytes,
@@ -201,7 +254,7 @@ Answer LockTable::answer_log_read(void* context, int source, const std::byte* by
   auto& table = *static_cast<LockTable*>(context);
   const AcquireCall call = table.checked_call(source, bytes, size, "lock log read");
   table.answer().predecessor = 0;
-  return {&table.answer(), table.fill_log_answer(call, source), true};
+  return {&table.answer(), table.fill_log_answer(call, source, table.answer()), true};
 }
 
 std::size_t LockTable::compose_release(std::size_t id, std::uint64_t epoch,
@@ -326,18 +379,27 @@ void LockTable::take_release(void* context, int source, std::uint64_t, const std
   auto& table = *static_cast<LockTable*>(context);
   const ReleaseCall call = table.checked_release(source, bytes, size);
   table.append_release(call, source, bytes + sizeof call);
-  table.grant_from_handler(call.id, table.queues_.pass(call.id, source));
+  AcquireCall waiting{};
+  const int next = table.queues_.pass(call.id, source, waiting);
+  table.grant(call.id, next, waiting, true);
 }
 
-void LockTable::grant_from_handler(std::size_t id, int next) {
-  static constexpr std::uint64_t kGranted = 1;
+// The home's own wait is on its granted word; a remote waiter's acquiring
+// call gets its answer now, after the log's appends it must see.
+void LockTable::grant(std::size_t id, int next, const AcquireCall& call, bool in_handler) {
   if (next < 0) return;
-  const std::size_t granted = node_offset(id) + offsetof(QueueNode, granted);
-  if (next == transport_.rank())
-    std::atomic_ref<std::uint64_t>(words_.local<std::uint64_t>(granted))
-        .store(kGranted, std::memory_order_release);
+  if (next == transport_.rank()) {
+    std::atomic_ref<std::uint64_t>(my_node(id).granted).store(1, std::memory_order_release);
+    return;
+  }
+  AcquireAnswer& out =
+      in_handler ? answer() : *static_cast<AcquireAnswer*>(granting.room(answer_capacity()));
+  out.predecessor = 0;
+  const Answer grant{&out, fill_log_answer(call, next, out), true};
+  if (in_handler)
+    messaging_.answer_from_handler(next, lock_grant_key(id), grant);
   else
-    messaging_.put_from_handler(next, words_.region(), granted, kGranted);
+    messaging_.answer_at_once(next, lock_grant_key(id), grant);
 }
 
 }  // namespace mpidsm::detail

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "agreed_keys.hpp"
 #include "common/mpi_exchange.hpp"
 #include "mpidsm/error.hpp"
 
@@ -37,7 +38,8 @@ LockTable::LockTable(MPI_Comm comm, Transport& transport, std::size_t locks, std
       by_call_(messaging_.all_reach_through_messages(
           true, [this](int peer) { return words_.maps(peer); })),
       movable_(movable),
-      queued_at_home_(by_call_ && every_rank_alone(comm)),
+      // Each lock id queued at a home needs a grant key of its own.
+      queued_at_home_(by_call_ && every_rank_alone(comm) && locks <= kKeysPerUse),
       queues_(queued_at_home_ ? locks : 0),
       releasing_to_(queued_at_home_ ? ranks_ : 0),
       homes_(locks, movable, transport.rank(), transport.size(), queued_at_home_),
@@ -118,6 +120,7 @@ std::uint64_t LockTable::flag(std::size_t id) {
 bool LockTable::acquire(std::size_t id, const std::uint64_t& give_up, bool resume,
                         std::span<const std::uint64_t> wished) {
   hold_wishes(wished);
+  if (queued_at_home_ && calls(id)) return acquire_from_queue(id, give_up, resume);
   QueueNode& node = my_node(id);
   if (resume) return wait_for_nonzero(node.granted, &give_up) != 0;
   // Nobody else writes this node until it is published by the swap below.
@@ -208,8 +211,9 @@ LockTable::Release LockTable::begin_release(std::size_t id, std::uint64_t epoch,
 }
 
 void LockTable::hand_on(std::size_t id) {
-  const int next = queues_.pass(id, transport_.rank());
-  if (next >= 0) words_.add<std::uint64_t>(next, node_offset(id) + offsetof(QueueNode, granted), 1);
+  AcquireCall waiting{};
+  const int next = queues_.pass(id, transport_.rank(), waiting);
+  grant(id, next, waiting, false);
 }
 
 void LockTable::complete_releases() {

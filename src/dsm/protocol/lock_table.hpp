@@ -21,7 +21,12 @@
 // acquire swaps with UCX. An acquiring call may also bring pages the lock's
 // home is home to, written since (lock_grants.hpp). Where every rank is
 // alone on its node, the home keeps each lock's queue itself and hands the
-// lock on (lock_queues.hpp): a release is then a one-way call.
+// lock on (lock_queues.hpp): a release is then a one-way call, and a
+// waiter's acquiring call is answered when the lock becomes its own, the
+// answer being the grant with the log (an agreed message keyed by the lock,
+// so a waiter that abandoned its wait, see acquire(), receives it later). A hand-over
+// then costs the release and the grant, where a granted flag and a call for
+// the log took three messages more and a round trip.
 #pragma once
 
 #include <atomic>
@@ -133,10 +138,11 @@ class LockTable {
 
   // Holder only. The notices appended since this rank last read the log in
   // `epoch`, into `out`; false when more were appended than the ring keeps.
-  // Right after an acquire() that took a free lock through a call, from its
-  // answer, with no round trip; after a hand-over from a queue, through one
-  // answered call where the home is reached through messages (a read of
-  // the header, then of the entries, would be two round trips).
+  // Right after an acquire() that took a free lock through a call, or was
+  // granted it by a home keeping the queue, from its answer, with no round
+  // trip; after a hand-over from an MCS queue, through one answered call
+  // where the home is reached through messages (a read of the header, then
+  // of the entries, would be two round trips).
   bool read_new_notices(std::size_t id, std::uint64_t epoch, std::vector<std::uint64_t>& out);
 
   // What an acquiring call asks and the home answers (lock_calls.cpp); a
@@ -218,8 +224,23 @@ class LockTable {
                               std::span<const std::byte> diffs, bool free);
   // The home keeps the queues: its own acquire (0 when it holds the lock
   // now, else non-zero: queued) and its hand-over of a lock it released.
-  std::uint64_t queue_here(std::size_t id) { return queues_.take(id, transport_.rank()) ? 0 : me_; }
+  std::uint64_t queue_here(std::size_t id) {
+    return queues_.take(id, transport_.rank(), AcquireCall{}) ? 0 : me_;
+  }
   void hand_on(std::size_t id);
+  // Where the home keeps the queue and is called: the acquiring call, whose
+  // answer comes when the lock is this rank's (at once when it is free), or,
+  // with `resume`, the grant of a wait abandoned before. False when
+  // `give_up` turned non-zero first: the grant comes later.
+  bool acquire_from_queue(std::size_t id, const std::uint64_t& give_up, bool resume);
+  // The grant `received` (into this thread's answer), checked: read_new_notices
+  // takes it.
+  void take_grant(const Request& received, std::size_t id);
+  // Whether the lock of an abandoned wait is this rank's now.
+  bool granted_since_abandoned(std::size_t id);
+  // `next` (-1: nobody) holds `id` now, and queued with `call`: its grant,
+  // from inside a handler or not.
+  void grant(std::size_t id, int next, const AcquireCall& call, bool in_handler);
   // At the home, inside its progress: swaps the caller in and answers.
   static Answer answer_acquire(void* context, int source, const std::byte* bytes, std::size_t size);
   // At the home: answers a holder's call for the log.
@@ -227,8 +248,8 @@ class LockTable {
                                 std::size_t size);
   // At the home: the log's header and the entries `call` has not seen, then
   // the wished pages those entries name as written by another rank than
-  // `source`, into answer(); the answer's size.
-  std::size_t fill_log_answer(const AcquireCall& call, int source);
+  // `source`, into `out` (answer_capacity() bytes); the answer's size.
+  std::size_t fill_log_answer(const AcquireCall& call, int source, AcquireAnswer& out);
   AcquireAnswer& answer() { return *reinterpret_cast<AcquireAnswer*>(answer_.data()); }
   // At the home: the call, checked (a malformed one aborts: only a broken
   // peer sends it).
@@ -245,8 +266,6 @@ class LockTable {
   // its diffs applied and notices appended; the log's entries then.
   ReleaseCall checked_release(int source, const std::byte* bytes, std::size_t size) const;
   std::uint64_t append_release(const ReleaseCall& call, int source, const std::byte* entries);
-  // At the home, inside a handler: `next` (-1: nobody) holds `id` now.
-  void grant_from_handler(std::size_t id, int next);
   // The lock record of `id`, homed here: in the shared words at its static
   // home, else moved here (a call may come before this rank made the move).
   std::byte* local_record(std::size_t id) {
@@ -305,7 +324,7 @@ class LockTable {
   // Every rank alone on its node and every home called: homes keep the
   // queues (queues_), and locks may move (homes_).
   bool queued_at_home_;
-  LockQueues queues_;
+  LockQueues<AcquireCall> queues_;
   // The homes one-way releases went to since complete_releases(), each once.
   std::vector<int> released_to_;
   std::vector<bool> releasing_to_;  // per rank: in released_to_
@@ -331,7 +350,7 @@ std::optional<std::size_t> LockTable::take_granted_abandoned(Busy&& busy) {
   transport_.progress();  // over tcp the grant is applied by this worker
   for (auto it = abandoned_.begin(); it != abandoned_.end(); ++it) {
     const std::size_t id = *it;
-    if (busy(id) || std::atomic_ref<std::uint64_t>(my_node(id).granted).load() == 0) continue;
+    if (busy(id) || !granted_since_abandoned(id)) continue;
     abandoned_.erase(it);
     abandoned_count_.store(abandoned_.size(), std::memory_order_relaxed);
     return id;
