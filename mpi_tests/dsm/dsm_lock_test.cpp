@@ -377,6 +377,42 @@ TEST_F(DsmTest, AHandedOverLockCostsItsNewHolderAtMostOneCallForTheLog) {
   d.free(word);
 }
 
+// Where homes keep the queues, a lock handed from one remote rank to
+// another at its home costs the waiter its acquiring call alone: the home
+// answers it with the grant and the log when the holder's release arrives
+// (it used to answer "queued" at once, put a grant word, and answer a call
+// for the log: two messages from the waiter). The waiter still sees the
+// holder's write.
+TEST_F(DsmTest, ALockHandedOverAtItsHomeCostsTheWaiterOnlyItsAcquiringCall) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 3) GTEST_SKIP() << "needs a home apart from the holder and the waiter";
+  constexpr int kHolder = 0, kWaiter = 1, kHome = 2;
+  const std::size_t lock = static_cast<std::size_t>(kHome + 5 * n);
+  const bool queued_at_home = testing::homes_keep_lock_queues(*runtime_);
+  auto* word = d.allocate<std::int64_t>(d.page_size() / sizeof(std::int64_t), Placement::on(kHome));
+  d.barrier();
+  if (me == kHolder) d.lock(lock);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == kHolder) {
+    usleep(200000);  // the waiter queues meanwhile
+    *word = 42;
+    d.unlock(lock);
+  }
+  if (me == kWaiter) {
+    const TransportTraffic before = runtime_->transport().traffic();
+    d.lock(lock);
+    const std::uint64_t messages = runtime_->transport().traffic().messages - before.messages;
+    if (queued_at_home) {
+      EXPECT_EQ(messages, 1u);
+    }
+    EXPECT_EQ(*word, 42);
+    d.unlock(lock);
+  }
+  d.barrier();
+  d.free(word);
+}
+
 TEST_F(DsmTest, ACriticalSectionWritingMorePagesThanTheLogKeepsIsStillSeen) {
   Dsm& d = *dsm_;
   const int me = runtime_->rank(), n = runtime_->size();
