@@ -118,8 +118,10 @@ bool LibraryMessaging::wait_serving_peers(Request& request, const std::uint64_t&
 }
 
 bool LibraryMessaging::withdraw_unless_arrived(Request& receive) {
-  if (receive.poll()) return true;
+  if (!receive.handle_) return true;
   Transport::Impl& s = *receive.transport_->impl_;
+  auto in_use = s.use_worker(receive.what_);
+  if (receive.poll()) return true;
   ucp_worker_h worker = receive.messaging() ? s.messaging_worker : s.worker;
   ucp_request_cancel(worker, receive.handle_);
   ucp_tag_recv_info_t info{};
