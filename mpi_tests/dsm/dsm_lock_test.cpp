@@ -331,6 +331,30 @@ TEST_F(DsmTest, WaitersGetTheLockInTheOrderTheyQueued) {
   d.free(order);
 }
 
+// The holder takes `lock`, gives the waiter time to queue, writes 42 into
+// `*word` and unlocks; the waiter's lock() takes it over and must see the
+// write. The messages the waiter sent inside its lock() (0 on other ranks).
+std::uint64_t hand_over(Dsm& d, Runtime& runtime, std::size_t lock, int holder, int waiter,
+                        std::int64_t* word) {
+  const int me = runtime.rank();
+  if (me == holder) d.lock(lock);
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::uint64_t messages = 0;
+  if (me == holder) {
+    usleep(200000);  // the waiter queues meanwhile
+    *word = 42;
+    d.unlock(lock);
+  }
+  if (me == waiter) {
+    const TransportTraffic before = runtime.transport().traffic();
+    d.lock(lock);
+    messages = runtime.transport().traffic().messages - before.messages;
+    EXPECT_EQ(*word, 42);
+    d.unlock(lock);
+  }
+  return messages;
+}
+
 // A lock handed over from a queue, homed on a rank reached through
 // messages: its new holder reads the lock's log in one answered call. It
 // sends four messages in all: its acquiring call, the link to its
@@ -356,22 +380,9 @@ TEST_F(DsmTest, AHandedOverLockCostsItsNewHolderAtMostOneCallForTheLog) {
     EXPECT_EQ(*word, 0);
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  if (me == kHolder) d.lock(lock);
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (me == kHolder) {
-    usleep(200000);  // the waiter queues meanwhile
-    *word = 42;
-    d.unlock(lock);
-  }
-  if (me == kWaiter) {
-    const TransportTraffic before = runtime_->transport().traffic();
-    d.lock(lock);
-    const std::uint64_t messages = runtime_->transport().traffic().messages - before.messages;
-    if (runtime_->transport().rma_through_messages(kHolder)) {
-      EXPECT_EQ(messages, drops_by_call ? 1u : queued_at_home ? 2u : 4u);
-    }
-    EXPECT_EQ(*word, 42);
-    d.unlock(lock);
+  const std::uint64_t messages = hand_over(d, *runtime_, lock, kHolder, kWaiter, word);
+  if (me == kWaiter && runtime_->transport().rma_through_messages(kHolder)) {
+    EXPECT_EQ(messages, drops_by_call ? 1u : queued_at_home ? 2u : 4u);
   }
   d.barrier();
   d.free(word);
@@ -392,22 +403,9 @@ TEST_F(DsmTest, ALockHandedOverAtItsHomeCostsTheWaiterOnlyItsAcquiringCall) {
   const bool queued_at_home = testing::homes_keep_lock_queues(*runtime_);
   auto* word = d.allocate<std::int64_t>(d.page_size() / sizeof(std::int64_t), Placement::on(kHome));
   d.barrier();
-  if (me == kHolder) d.lock(lock);
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (me == kHolder) {
-    usleep(200000);  // the waiter queues meanwhile
-    *word = 42;
-    d.unlock(lock);
-  }
-  if (me == kWaiter) {
-    const TransportTraffic before = runtime_->transport().traffic();
-    d.lock(lock);
-    const std::uint64_t messages = runtime_->transport().traffic().messages - before.messages;
-    if (queued_at_home) {
-      EXPECT_EQ(messages, 1u);
-    }
-    EXPECT_EQ(*word, 42);
-    d.unlock(lock);
+  const std::uint64_t messages = hand_over(d, *runtime_, lock, kHolder, kWaiter, word);
+  if (me == kWaiter && queued_at_home) {
+    EXPECT_EQ(messages, 1u);
   }
   d.barrier();
   d.free(word);

@@ -24,23 +24,27 @@ TEST(LockQueues, AFreeLockGoesToItsFirstAsker) {
   EXPECT_TRUE(queues.take(2, 7, {2}));
 }
 
+// `from` releases `id`: `to` holds it next, with the call it queued with.
+void expect_handed(LockQueues<Call>& queues, std::size_t id, int from, int to,
+                   std::uint64_t asked) {
+  Call next{};
+  EXPECT_EQ(queues.pass(id, from, next), to);
+  EXPECT_EQ(next.asked, asked);
+}
+
 TEST(LockQueues, WaitersGetTheLockInOrderWithTheCallTheyQueuedWith) {
   LockQueues<Call> queues(8);
   ASSERT_TRUE(queues.take(3, 0, {10}));
   EXPECT_FALSE(queues.take(3, 4, {40}));
   EXPECT_FALSE(queues.take(3, 2, {20}));
   EXPECT_FALSE(queues.take(3, 9, {90}));
-  Call next{};
-  EXPECT_EQ(queues.pass(3, 0, next), 4);
-  EXPECT_EQ(next.asked, 40u);
-  EXPECT_EQ(queues.pass(3, 4, next), 2);
-  EXPECT_EQ(next.asked, 20u);
+  expect_handed(queues, 3, 0, 4, 40);
+  expect_handed(queues, 3, 4, 2, 20);
   // A waiter queued after some passed still comes last.
   EXPECT_FALSE(queues.take(3, 1, {11}));
-  EXPECT_EQ(queues.pass(3, 2, next), 9);
-  EXPECT_EQ(next.asked, 90u);
-  EXPECT_EQ(queues.pass(3, 9, next), 1);
-  EXPECT_EQ(next.asked, 11u);
+  expect_handed(queues, 3, 2, 9, 90);
+  expect_handed(queues, 3, 9, 1, 11);
+  Call next{};
   EXPECT_EQ(queues.pass(3, 1, next), -1);
 }
 
@@ -50,11 +54,8 @@ TEST(LockQueues, LocksQueueIndependently) {
   ASSERT_TRUE(queues.take(1, 2, {}));
   EXPECT_FALSE(queues.take(0, 3, {30}));
   EXPECT_FALSE(queues.take(1, 4, {40}));
-  Call next{};
-  EXPECT_EQ(queues.pass(1, 2, next), 4);
-  EXPECT_EQ(next.asked, 40u);
-  EXPECT_EQ(queues.pass(0, 1, next), 3);
-  EXPECT_EQ(next.asked, 30u);
+  expect_handed(queues, 1, 2, 4, 40);
+  expect_handed(queues, 0, 1, 3, 30);
 }
 
 TEST(LockQueuesDeathTest, ReleasingALockAnotherRankHoldsAborts) {
