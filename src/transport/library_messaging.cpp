@@ -114,7 +114,7 @@ bool LibraryMessaging::wait_serving_peers(Request& request, const std::uint64_t&
                std::atomic_ref<const std::uint64_t>(give_up).load(std::memory_order_acquire) != 0;
       },
       request.what_);
-  return request.poll() || withdraw_unless_arrived(request);
+  return withdraw_unless_arrived(request);
 }
 
 bool LibraryMessaging::withdraw_unless_arrived(Request& receive) {

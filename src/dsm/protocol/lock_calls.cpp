@@ -109,23 +109,27 @@ const LockTable::AcquireAnswer& LockTable::read_log_through_call(std::size_t id)
 }
 
 bool LockTable::acquire_from_queue(std::size_t id, const std::uint64_t& give_up, bool resume) {
-  answered.table = nullptr;
-  const std::size_t capacity = answer_capacity();
-  void* room = answered.room(capacity);
-  // Homes do not move while a wait is queued (lock_homes.hpp): an abandoned
-  // wait's grant comes from the home it queued at.
-  Request grant;
-  if (resume) {
-    grant = messaging_.receive_agreed(home(id), lock_grant_key(id), room, capacity);
-  } else {
-    AcquireCall call{id, seen_epoch_[id], seen_count_[id], {}};
-    std::ranges::copy(held_wishes, call.wished);
-    grant = messaging_.call_answered_agreed(home(id), acquire_handler_, &call, sizeof call, room,
-                                            capacity, lock_grant_key(id));
-  }
+  Request grant = resume ? receive_grant(id) : call_for_grant(id);
   if (!LibraryMessaging::wait_serving_peers(grant, give_up)) return false;
   take_grant(grant, id);
   return true;
+}
+
+Request LockTable::call_for_grant(std::size_t id) {
+  answered.table = nullptr;
+  const std::size_t capacity = answer_capacity();
+  AcquireCall call{id, seen_epoch_[id], seen_count_[id], {}};
+  std::ranges::copy(held_wishes, call.wished);
+  return messaging_.call_answered_agreed(home(id), acquire_handler_, &call, sizeof call,
+                                         answered.room(capacity), capacity, lock_grant_key(id));
+}
+
+// Homes do not move while a wait is queued (lock_homes.hpp): an abandoned
+// wait's grant comes from the home it queued at, under the lock's key.
+Request LockTable::receive_grant(std::size_t id) {
+  answered.table = nullptr;
+  const std::size_t capacity = answer_capacity();
+  return messaging_.receive_agreed(home(id), lock_grant_key(id), answered.room(capacity), capacity);
 }
 
 void LockTable::take_grant(const Request& received, std::size_t id) {
@@ -143,10 +147,7 @@ bool LockTable::granted_since_abandoned(std::size_t id) {
   if (!(queued_at_home_ && calls(id)))
     return std::atomic_ref<std::uint64_t>(my_node(id).granted).load() != 0;
   // A grant sent meanwhile waits in UCX for its receive.
-  answered.table = nullptr;
-  const std::size_t capacity = answer_capacity();
-  Request grant =
-      messaging_.receive_agreed(home(id), lock_grant_key(id), answered.room(capacity), capacity);
+  Request grant = receive_grant(id);
   return LibraryMessaging::withdraw_unless_arrived(grant);
 }
 

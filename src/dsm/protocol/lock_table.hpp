@@ -233,6 +233,10 @@ class LockTable {
   // with `resume`, the grant of a wait abandoned before. False when
   // `give_up` turned non-zero first: the grant comes later.
   bool acquire_from_queue(std::size_t id, const std::uint64_t& give_up, bool resume);
+  // Into this thread's answer: the acquiring call, answered by the grant,
+  // and the receive of the grant of a wait abandoned before.
+  Request call_for_grant(std::size_t id);
+  Request receive_grant(std::size_t id);
   // The grant `received` (into this thread's answer), checked: read_new_notices
   // takes it.
   void take_grant(const Request& received, std::size_t id);
