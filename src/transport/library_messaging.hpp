@@ -42,8 +42,8 @@ class LibraryMessaging {
 
   /// Collective, as Transport::add_remote_handler (the ids share one table).
   std::uint32_t add_answering_handler(AnsweringHandler handler, void* context);
-  /// Runs answering handler `id` at `peer` on [bytes, bytes+size), which must
-  /// stay unchanged until the Request completes; the answer lands in
+  /// Runs answering handler `id` at `peer` on [bytes, bytes+size), which are
+  /// the caller's again once this returns (UCX has sent them); the answer lands in
   /// [answer, answer+capacity). The Request completes once it has, and
   /// message().size then gives its length (Errc::truncated if it did not
   /// fit). No flush waits for it.

@@ -217,11 +217,13 @@ void Transport::call(int peer, std::uint32_t id, const void* bytes, std::size_t 
                      std::uint64_t argument) {
   auto in_use = impl_->use_worker("call");
   Impl& s = *impl_;
-  const std::size_t sending = s.send_acknowledged(peer, id, bytes, size, argument, "call");
-  // The bytes are the caller's again once UCX has sent them.
-  if (sending != Impl::kSent)
-    s.progress_until([&] { return !s.call_header_busy[sending].load(std::memory_order_acquire); },
-                     "call");
+  s.wait_until_sent(s.send_acknowledged(peer, id, bytes, size, argument, "call"), "call");
+}
+
+void Transport::Impl::wait_until_sent(std::size_t sending, const char* operation) {
+  if (sending != kSent)
+    progress_until([&] { return !call_header_busy[sending].load(std::memory_order_acquire); },
+                   operation);
 }
 
 std::size_t Transport::Impl::claim_call_header() {

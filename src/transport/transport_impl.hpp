@@ -134,6 +134,9 @@ struct Transport::Impl {
   // bytes, kSent once it has let go of them. Throws on a failed send.
   std::size_t send_call(int peer, const CallHeader& header, const void* bytes, std::size_t size,
                         const char* operation);
+  // Drives the worker until the send_call that returned `sending` has let
+  // go of its bytes, which are then the caller's again.
+  void wait_until_sent(std::size_t sending, const char* operation);
   // send_call for call_nbi and call: checks the handler, counts the call in
   // calls_in_flight until its acknowledgement.
   std::size_t send_acknowledged(int peer, std::uint32_t id, const void* bytes, std::size_t size,
