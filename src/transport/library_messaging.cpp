@@ -43,12 +43,10 @@ Request LibraryMessaging::call_for_answer(int peer, std::uint32_t id, const void
   // buffers for unexpected messages.
   Request answered = receive_answer(peer, sequence, answer, capacity, operation);
   try {
-    // The bytes are the caller's again on return, since a caller may stop
-    // waiting for the answer (withdraw_unless_arrived) and reuse them. A
-    // send UCX cannot complete at once reads them later: over tcp, a lock's
-    // acquiring call built in a frame already gone reached its home as
-    // garbage ("malformed lock acquire", 4 runs in 30 of
-    // dsm_lock_release_test.np2.calls).
+    // The bytes are the caller's again on return: a caller may build them
+    // in a frame it leaves before the answer, or stop waiting for the answer
+    // (withdraw_unless_arrived) and reuse them, while a send UCX cannot
+    // complete at once (a large call, a full tcp socket) reads them later.
     s.wait_until_sent(
         s.send_call(peer, {id, transport_.rank_, sequence, 0, 0}, bytes, size, operation),
         operation);
