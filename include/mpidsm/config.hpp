@@ -70,6 +70,9 @@ struct Config {
   YieldMode yield_when_idle = YieldMode::automatic;
   /// Microseconds the progress thread keeps polling after its last work.
   std::size_t progress_spin_us = 200;
+  /// The progress thread's scheduling slice in microseconds (Linux 6.12 and
+  /// later; 0: the kernel's default).
+  std::size_t progress_slice_us = 100;
   /// While the progress thread runs, blocking MPI calls of this rank (Open
   /// MPI's progress loop) drive the UCX worker too.
   bool progress_in_mpi = true;

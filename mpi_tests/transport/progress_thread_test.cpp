@@ -7,13 +7,19 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "mpi_test_support.hpp"
 #include "mpidsm/runtime.hpp"
 #include "transport/library_messaging.hpp"
 #include "transport/progress/progress_control.hpp"
+#include "transport/progress/scheduler_slice.hpp"
 
 namespace mpidsm {
 namespace {
@@ -205,6 +211,49 @@ TEST(ProgressThread, TargetsWaitingInsideMpidsm) {
 
 TEST(ProgressThread, TargetsAsleep) {
   exchange_while_targets_idle(sleep_until_rank0_is_done);
+}
+
+// The thread id of this process's progress thread (named "mpidsm-progress"),
+// or 0 while there is none.
+int progress_thread_id() {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::string name;
+    std::getline(std::ifstream(task.path() / "comm"), name);
+    if (name == "mpidsm-progress") return std::stoi(task.path().filename().string());
+  }
+  return 0;
+}
+
+// The thread runs with the slice MPIDSM_PROGRESS_SLICE_US names
+// (scheduler_slice.hpp), or with 0 the kernel's default, which this test's
+// thread has. It asks for it as it starts, so the test looks for up to 10 s.
+TEST(ProgressThread, RunsWithTheConfiguredSchedulingSlice) {
+  using std::chrono::microseconds;
+  Runtime rt(MPI_COMM_WORLD);
+  ASSERT_TRUE(testing::tcp_only()) << "this test is meant for UCX_TLS=tcp,self";
+  // Memory peers cannot map starts the thread (as in exchange_while_targets_idle).
+  MemoryRegion region = rt.transport().allocate(64);
+  ASSERT_EQ(rt.size() > 1 && !threadless(rt), rt.progress_thread_running());
+  if (!rt.progress_thread_running()) GTEST_SKIP() << "no progress thread runs";
+  const microseconds default_slice = detail::scheduler_slice_of(0);
+  if (default_slice.count() == 0)
+    GTEST_SKIP() << "this kernel reports no scheduling slices (Linux 6.12 and later do)";
+  const std::size_t configured = rt.config().progress_slice_us;
+  const microseconds wanted = configured != 0 ? microseconds(configured) : default_slice;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int thread = 0;
+  microseconds slice{};
+  while (std::chrono::steady_clock::now() < give_up) {
+    thread = progress_thread_id();
+    slice = thread != 0 ? detail::scheduler_slice_of(thread) : microseconds{};
+    if (slice == wanted) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_NE(thread, 0) << "rank " << rt.rank() << ": no thread named mpidsm-progress";
+  EXPECT_EQ(slice.count(), wanted.count()) << "rank " << rt.rank() << ", progress thread " << thread
+                                           << ", MPIDSM_PROGRESS_SLICE_US=" << configured;
+  rt.transport().barrier();
+  rt.transport().deregister(region);
 }
 
 // A thread driving progress (Transport::Driving, as a DSM barrier does across

@@ -17,6 +17,7 @@ namespace {
 
 constexpr const char* kProgressThread = "MPIDSM_PROGRESS_THREAD";
 constexpr const char* kProgressSpin = "MPIDSM_PROGRESS_SPIN_US";
+constexpr const char* kProgressSlice = "MPIDSM_PROGRESS_SLICE_US";
 constexpr const char* kProgressInMpi = "MPIDSM_PROGRESS_IN_MPI";
 constexpr const char* kYieldWhenIdle = "MPIDSM_YIELD_WHEN_IDLE";
 constexpr const char* kRndvThresh = "MPIDSM_RNDV_THRESH";
@@ -47,6 +48,10 @@ constexpr std::array kVariables{
                    "<microseconds>: how long the progress thread keeps polling after it last "
                    "found work before it sleeps (a wake-up costs tens of microseconds; 0 "
                    "sleeps at once)"},
+    ConfigVariable{kProgressSlice, "100",
+                   "0|<microseconds, 100 to 100000>: the progress thread's scheduling slice "
+                   "(Linux 6.12 and later); shorter than the computing thread's, it lets a "
+                   "peer's request preempt that thread at once; 0 keeps the kernel's default"},
     ConfigVariable{kProgressInMpi, "1",
                    "0|1: while the progress thread runs, Open MPI's progress loop (any blocking "
                    "MPI call of this rank) also drives mpidsm's UCX worker, so peers' operations "
@@ -273,6 +278,12 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
     config.progress_spin_us = parse_count(kProgressSpin, v);
     if (config.progress_spin_us > 1000000) bad_value(kProgressSpin, v, "at most 1000000 (1 s)");
   }
+  if (const char* v = lookup(kProgressSlice)) {
+    config.progress_slice_us = parse_count(kProgressSlice, v);
+    if (config.progress_slice_us != 0 &&
+        (config.progress_slice_us < 100 || config.progress_slice_us > 100000))
+      bad_value(kProgressSlice, v, "0, or 100 to 100000 (the kernel's range)");
+  }
   if (const char* v = lookup(kRndvThresh); v && std::strcmp(v, "auto") != 0) {
     config.rndv_threshold = parse_size(kRndvThresh, v);
     if (config.rndv_threshold == 0) bad_value(kRndvThresh, v, "'auto' or a size above 0");
@@ -350,6 +361,7 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
   return {
       {kProgressThread, to_string(progress_thread)},
       {kProgressSpin, std::to_string(progress_spin_us)},
+      {kProgressSlice, std::to_string(progress_slice_us)},
       {kProgressInMpi, progress_in_mpi ? "1" : "0"},
       {kYieldWhenIdle, to_string(yield_when_idle)},
       {kRndvThresh, rndv_threshold == 0 ? "auto" : std::to_string(rndv_threshold)},

@@ -100,7 +100,8 @@ struct Runtime::State {
     std::lock_guard<std::mutex> guard(progress_mutex);
     if (progress) return;
     progress = std::make_unique<detail::ProgressThread>(
-        *transport, std::chrono::microseconds(config.progress_spin_us));
+        *transport, std::chrono::microseconds(config.progress_spin_us),
+        std::chrono::microseconds(config.progress_slice_us));
     start_progress_in_mpi_locked();
   }
   // Without a thread (MPIDSM_PROGRESS_THREAD=off) too: a rank blocked in

@@ -129,6 +129,7 @@ TEST(Config, DescribeListsEveryVariableWithItsEffectiveValue) {
   EXPECT_EQ(value_of("MPIDSM_RNDV_THRESH"), "4096");
   EXPECT_EQ(value_of("MPIDSM_YIELD_WHEN_IDLE"), "auto");
   EXPECT_EQ(value_of("MPIDSM_PROGRESS_SPIN_US"), "200");
+  EXPECT_EQ(value_of("MPIDSM_PROGRESS_SLICE_US"), "100");
 }
 
 TEST(Config, YieldWhenIdleAndProgressSpin) {
@@ -147,6 +148,20 @@ TEST(Config, YieldWhenIdleAndProgressSpin) {
   EXPECT_NE(what.find("MPIDSM_PROGRESS_SPIN_US='2000000' is invalid"), std::string::npos) << what;
   EXPECT_NE(config_error({{"MPIDSM_PROGRESS_SPIN_US", "-1"}}).find("MPIDSM_PROGRESS_SPIN_US"),
             std::string::npos);
+}
+
+TEST(Config, ProgressSlice) {
+  EXPECT_EQ(parse({}).progress_slice_us, 100u);
+  EXPECT_EQ(parse({{"MPIDSM_PROGRESS_SLICE_US", "0"}}).progress_slice_us, 0u);
+  EXPECT_EQ(parse({{"MPIDSM_PROGRESS_SLICE_US", "100"}}).progress_slice_us, 100u);
+  EXPECT_EQ(parse({{"MPIDSM_PROGRESS_SLICE_US", "100000"}}).progress_slice_us, 100000u);
+  // Outside the kernel's range, which would clamp it silently.
+  for (const char* bad : {"99", "100001", "-5", "fast"}) {
+    const std::string what = config_error({{"MPIDSM_PROGRESS_SLICE_US", bad}});
+    EXPECT_NE(what.find(std::string("MPIDSM_PROGRESS_SLICE_US='") + bad + "' is invalid"),
+              std::string::npos)
+        << what;
+  }
 }
 
 TEST(Config, UnknownVariablesAreFound) {

@@ -2,10 +2,13 @@
 
 #include <cstdio>
 
+#include "scheduler_slice.hpp"
+
 namespace mpidsm::detail {
 
-ProgressThread::ProgressThread(Transport& transport, std::chrono::microseconds spin)
-    : transport_(transport), spin_(spin) {
+ProgressThread::ProgressThread(Transport& transport, std::chrono::microseconds spin,
+                               std::chrono::microseconds slice)
+    : transport_(transport), spin_(spin), slice_(slice) {
   thread_ = std::thread([this] { run(); });
   pthread_setname_np(thread_.native_handle(), "mpidsm-progress");
 }
@@ -38,6 +41,7 @@ void ProgressThread::keep_polling() {
 }
 
 void ProgressThread::run() {
+  if (slice_.count() > 0) request_scheduler_slice(slice_);  // a refusal leaves the default
   try {
     while (!stopping_.load(std::memory_order_acquire)) {
       if (transport_.progress_as_helper()) {

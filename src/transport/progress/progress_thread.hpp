@@ -8,7 +8,9 @@
 // stream of remote operations is served at transport speed, and only the
 // first of a burst pays the wake-up; not when the node has no CPU to spare.
 // While a thread of this rank waits inside the transport (and so drives
-// it), events do not wake the progress thread (ProgressHandoff).
+// it), events do not wake the progress thread (ProgressHandoff). It runs
+// with a short scheduling slice (MPIDSM_PROGRESS_SLICE_US,
+// scheduler_slice.hpp), so that a request preempts the computing rank.
 #pragma once
 
 #include <atomic>
@@ -22,8 +24,10 @@ namespace mpidsm::detail {
 
 class ProgressThread {
  public:
-  // The transport must have been created thread-safe.
-  ProgressThread(Transport& transport, std::chrono::microseconds spin);
+  // The transport must have been created thread-safe. `slice` 0 leaves the
+  // kernel's scheduling slice.
+  ProgressThread(Transport& transport, std::chrono::microseconds spin,
+                 std::chrono::microseconds slice);
   ~ProgressThread();  // stops and joins
   ProgressThread(const ProgressThread&) = delete;
   ProgressThread& operator=(const ProgressThread&) = delete;
@@ -34,6 +38,7 @@ class ProgressThread {
 
   ProgressControl transport_;
   std::chrono::microseconds spin_;
+  std::chrono::microseconds slice_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };
