@@ -39,6 +39,14 @@ struct DsmStats {
   std::uint64_t write_faults = 0;
   std::uint64_t pages_fetched = 0;  ///< by misses and prefetch
   std::uint64_t prefetched = 0;     ///< of those, fetched ahead of a miss
+  /// Misses and prefetches that waited for pages from homes reached through
+  /// UCX: one per miss (or prefetch batch), whatever its pages and homes.
+  std::uint64_t fetch_waits = 0;
+  /// Time those waited, from the first request to the last page's arrival,
+  /// in nanoseconds: fetch_wait_ns / fetch_waits is a remote miss's latency,
+  /// which grows when homes answer late (a busy home whose progress waits
+  /// for a CPU: docs/progress.md).
+  std::uint64_t fetch_wait_ns = 0;
   /// Prefetched pages the application touched, and those it did not (counted
   /// when they leave the cache). Tracked only with statistics on
   /// (MPIDSM_STATS=1, DsmSettings::print_stats): telling them apart costs a
@@ -146,6 +154,8 @@ struct DsmStats {
     f("write_faults", write_faults);
     f("pages_fetched", pages_fetched);
     f("prefetched", prefetched);
+    f("fetch_waits", fetch_waits);
+    f("fetch_wait_ns", fetch_wait_ns);
     f("prefetch_used", prefetch_used);
     f("prefetch_unused", prefetch_unused);
     f("evictions", evictions);

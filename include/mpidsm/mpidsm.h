@@ -382,13 +382,13 @@ typedef struct mpidsm_placement {
 typedef struct mpidsm_dsm_stats {
   /** @{ */
   /** As the field of the same name in mpidsm::DsmStats. */
-  uint64_t read_faults, write_faults, pages_fetched, prefetched, prefetch_used, prefetch_unused,
-      evictions, diffs, diff_runs, diff_bytes, diff_messages, invalidations, lock_acquires,
-      lock_wait_ns, lock_log_overflows, barriers, barrier_ns, mapping_resets, copy_log_overflows,
-      barrier_refetches, barrier_updates_sent, syncs, sync_ns, sync_refetches, homes_gained,
-      homes_lost, updates_received, lock_grant_pages, updates_adopted, updates_dropped,
-      updates_watched, view_protections, pages_adaptive, pages_invalidate, pages_update,
-      pages_read_mostly, pages_single_writer;
+  uint64_t read_faults, write_faults, pages_fetched, prefetched, fetch_waits, fetch_wait_ns,
+      prefetch_used, prefetch_unused, evictions, diffs, diff_runs, diff_bytes, diff_messages,
+      invalidations, lock_acquires, lock_wait_ns, lock_log_overflows, barriers, barrier_ns,
+      mapping_resets, copy_log_overflows, barrier_refetches, barrier_updates_sent, syncs, sync_ns,
+      sync_refetches, homes_gained, homes_lost, updates_received, lock_grant_pages, updates_adopted,
+      updates_dropped, updates_watched, view_protections, pages_adaptive, pages_invalidate,
+      pages_update, pages_read_mostly, pages_single_writer;
   /** @} */
 } mpidsm_dsm_stats_t; /**< Per-rank DSM counters. */
 

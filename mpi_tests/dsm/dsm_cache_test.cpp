@@ -819,12 +819,42 @@ TEST_F(DsmTest, StatisticsCountTheProtocolAndPrintAsATable) {
   d.print_stats(out);
   if (me == 0) {
     std::rewind(out);
-    std::string text(4096, '\0');
-    text.resize(std::fread(text.data(), 1, text.size(), out));
+    std::string text;  // the whole table: a row per counter, a column per rank
+    char chunk[4096];
+    for (std::size_t got; (got = std::fread(chunk, 1, sizeof chunk, out)) > 0;)
+      text.append(chunk, got);
     EXPECT_NE(text.find("lock_acquires"), std::string::npos) << text;
     EXPECT_NE(text.find("rank " + std::to_string(n - 1)), std::string::npos) << text;
   }
   std::fclose(out);
+  d.barrier();
+  d.free(data);
+}
+
+// A read miss on a page whose home this rank reaches through UCX waits for
+// it once (DsmStats::fetch_waits) and counts the time; a miss on a home
+// mapped on this node copies the page and waits for nothing.
+TEST_F(DsmTest, AMissOnAHomeReachedThroughUcxCountsOneFetchWait) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank(), n = runtime_->size();
+  if (n < 2) GTEST_SKIP() << "needs a home elsewhere";
+  const std::size_t page_ints = d.page_size() / sizeof(int);
+  auto* data = d.allocate<int>(page_ints * static_cast<std::size_t>(n), Placement::block());
+  data[page_ints * static_cast<std::size_t>(me)] = me + 1;  // each rank its own page
+  d.barrier();
+  const int home = (me + 1) % n;
+  const bool through_ucx = !testing::mapped_here(*runtime_, home);
+  const std::string where = "rank " + std::to_string(me) + ", home " + std::to_string(home);
+  const DsmStats before = d.stats();
+  EXPECT_EQ(data[page_ints * static_cast<std::size_t>(home)], home + 1) << where;
+  const DsmStats after = d.stats();
+  EXPECT_EQ(after.read_faults, before.read_faults + 1) << where;
+  EXPECT_EQ(after.fetch_waits, before.fetch_waits + (through_ucx ? 1 : 0)) << where;
+  if (through_ucx) {
+    EXPECT_GT(after.fetch_wait_ns, before.fetch_wait_ns) << where;
+  } else {
+    EXPECT_EQ(after.fetch_wait_ns, before.fetch_wait_ns) << where;
+  }
   d.barrier();
   d.free(data);
 }

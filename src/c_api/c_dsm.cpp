@@ -206,6 +206,8 @@ mpidsm_status_t mpidsm_dsm_stats(mpidsm_dsm_t dsm, mpidsm_dsm_stats_t* stats) {
            in.write_faults,
            in.pages_fetched,
            in.prefetched,
+           in.fetch_waits,
+           in.fetch_wait_ns,
            in.prefetch_used,
            in.prefetch_unused,
            in.evictions,

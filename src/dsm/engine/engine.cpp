@@ -367,6 +367,7 @@ void Dsm::Engine::reset_stats() {
   stats_ = DsmStats{};
   barrier_ticks_.store(0, std::memory_order_relaxed);
   lock_wait_ticks_.store(0, std::memory_order_relaxed);
+  fetch_wait_ticks_ = 0;
   sync_ticks_.store(0, std::memory_order_relaxed);
   // Prefetched pages cached now were fetched before the reset.
   cache_.for_each([&](std::size_t page) { cache_.entry(page).prefetched = false; });
@@ -377,6 +378,7 @@ DsmStats Dsm::Engine::stats() {
   DsmStats snapshot = stats_;
   snapshot.barrier_ns = clock_.to_ns(barrier_ticks_.load(std::memory_order_relaxed));
   snapshot.lock_wait_ns = clock_.to_ns(lock_wait_ticks_.load(std::memory_order_relaxed));
+  snapshot.fetch_wait_ns = clock_.to_ns(fetch_wait_ticks_);
   snapshot.sync_ns = clock_.to_ns(sync_ticks_.load(std::memory_order_relaxed));
   for (const detail::Allocations::Allocation& a : allocations_.list()) {
     std::uint64_t* pages[] = {&snapshot.pages_adaptive, &snapshot.pages_invalidate,

@@ -533,6 +533,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   detail::TickClock clock_;
   std::atomic<std::uint64_t> barrier_ticks_{0};    // stats_.barrier_ns, in TickClock ticks
   std::atomic<std::uint64_t> lock_wait_ticks_{0};  // stats_.lock_wait_ns, likewise
+  std::uint64_t fetch_wait_ticks_ = 0;             // stats_.fetch_wait_ns (under mutex_)
   std::atomic<std::uint64_t> sync_ticks_{0};       // stats_.sync_ns, likewise
   std::mutex mutex_;
   // The thread that holds mutex_ to wait for a fault's fetch, if any

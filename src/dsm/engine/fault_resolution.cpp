@@ -1,6 +1,7 @@
 // Fault resolution, fetching into the bounded cache, twins, and pins.
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -310,6 +311,8 @@ void Dsm::Engine::fetch_batches(const HomeBatch* batches, std::size_t count, Vie
   auto direct = [&](const HomeBatch& b) {
     return mapped_master_[static_cast<std::size_t>(b.home)];
   };
+  const bool remote = std::ranges::any_of(all, [&](const HomeBatch& b) { return !direct(b); });
+  const std::uint64_t start = remote ? detail::TickClock::now() : 0;
   try {
     for (const HomeBatch& b : all) {
       if (!direct(b) && page_calls_.used()) {
@@ -334,6 +337,10 @@ void Dsm::Engine::fetch_batches(const HomeBatch* batches, std::size_t count, Vie
     for (Request& get : gets_) get.wait();
     page_calls_.check_answers(gets_);
     gets_.clear();
+    if (remote) {
+      ++stats_.fetch_waits;
+      fetch_wait_ticks_ += detail::TickClock::now() - start;
+    }
     for (const HomeBatch& b : all) {
       if (after == ViewAfterFetch::left) break;
       detail::for_each_run(b.pages, b.count, [&](std::size_t first, std::size_t length) {
