@@ -70,6 +70,7 @@ detail::DiffShape Dsm::Engine::count_diff(const detail::DiffShape& shape) {
 // concurrent writer faults and waits for the lock.
 void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
   if (!already_read_only) protect(page, 1, PROT_READ);
+  const bool twinned_ahead = cache_.entry(page).twinned_ahead;
   const detail::DiffShape shape = count_diff(cache_.entry(page).twin == detail::PageCache::none
                                                  ? write_whole_page(page, master(page))
                                                  : diff_to_home(page, master(page)));
@@ -81,10 +82,13 @@ void Dsm::Engine::write_diff(std::size_t page, bool already_read_only) {
   state_[page] = PageState::cached;
   // A page whose bytes did not change (twinned ahead of a write stream and
   // left alone, or rewritten with the same values) leaves every other copy
-  // valid: no notice, so nobody drops a good copy.
+  // valid: no notice, so nobody drops a good copy. Rewritten, it still
+  // counts as written where barriers decide who alone writes a page; twinned
+  // ahead, nothing says it was written (a home moved to a rank that only
+  // streamed past it would leave its real writer diffing to another rank).
   if (shape.bytes != 0)
     record_notice(page);
-  else
+  else if (!twinned_ahead)
     record_unchanged(page);
 }
 

@@ -339,6 +339,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   void record_notice(std::size_t page, bool possibly_written = false);
   // A page written but left unchanged: a hint for the next barrier's home
   // moves (ReleaseNotice::unchanged), unless the page is noticed anyway.
+  // write_diff does not call it for a page only twinned ahead of a stream.
   void record_unchanged(std::size_t page);
   void record_home_notice(std::size_t page);
   void fetch_home_copy(std::size_t page, std::byte* into);

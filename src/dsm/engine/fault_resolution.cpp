@@ -441,6 +441,7 @@ void Dsm::Engine::drop_registration(std::size_t page) {
 void Dsm::Engine::make_twins(std::size_t first, std::size_t count) {
   for (std::size_t page = first; page < first + count; ++page) {
     if (policy_of_page(page) == Coherence::single_writer) continue;  // written home whole
+    cache_.entry(page).twinned_ahead = page != first;
     cache_.entry(page).twin = twins_.take();
     std::memcpy(twin(page), master(page), page_size_);
   }

@@ -31,6 +31,9 @@ class PageCache {
     std::int32_t twin = none;  // twin slot while the page is dirty
     bool prefetched = false;   // mapped by prefetch, use not yet known
     bool refetched = false;    // fetched by a barrier: used once its view was touched
+    // Twinned along with a write miss or first write before it (a write
+    // stream), not by a write of its own: unchanged, it was not written.
+    bool twinned_ahead = false;
     // Updates in place in a row found read since (saturating; counted once
     // per update, when read_counted is still false), and updates since the
     // last one watched (Dsm::Engine::watch_updated samples a copy read often).

@@ -4,9 +4,10 @@
 //   writable without faults when a copy was taken): readers drop their copy
 //   but do not refetch it, as the home rewrote it or only gained a sharer,
 //   which the copy log cannot tell apart;
-// - unchanged (barriers only): the writer wrote the page (twinned it) but
-//   changed no byte: nobody drops a copy; it counts as a write only where
-//   barriers decide who alone writes a page (home_moves.hpp);
+// - unchanged (barriers only): the writer wrote the page (a write of its own
+//   twinned it, not a stream's write-ahead) but changed no byte: nobody
+//   drops a copy; it counts as a write only where barriers decide who alone
+//   writes a page (home_moves.hpp);
 // - writer_holds_copy (barriers only): the writer, not the page's home, still
 //   held its copy when its barrier began, so the copy is the page's bytes if
 //   nobody else wrote it, and the page may move home to the writer
