@@ -295,6 +295,41 @@ TEST_F(DsmTest, AHomeRevertingAnotherRanksWriteIsSeenThroughBarriers) {
   });
 }
 
+// Rank 1 rewrites a page it homes at every other barrier (so the page would
+// be hot), and rank 0 writes a word of it in the same intervals: the page
+// is noticed at those barriers only. Every rank reads it in between, so
+// each rank but its home loses its copy to one barrier per step. Were the
+// home to keep the page hot, each of rank 0's notices would demote it, and
+// the next barrier notice it, unwritten, to every copy: two losses a step.
+TEST_F(DsmTest, AHomePageAnotherRankWritesIsNoticedOnlyWhereWritten) {
+  Dsm& d = *dsm_;
+  const int me = runtime_->rank();
+  if (runtime_->size() < 2) GTEST_SKIP() << "needs a home and a second writer";
+  const testing::FixedHomes fixed(d, *runtime_);
+  constexpr int kHome = 1, kWriter = 0;
+  constexpr long kSteps = 12, kWarm = 4;  // steps before those counted
+  long* page =
+      d.allocate<long>(d.page_size() / sizeof(long), Placement::on(kHome), Coherence::invalidate);
+  d.barrier();
+  std::uint64_t lost = 0;
+  for (long step = 1; step <= kSteps; ++step) {
+    const DsmStats before = d.stats();
+    if (me == kHome) page[0] = step;
+    if (me == kWriter) page[256] = step;
+    d.barrier();
+    EXPECT_EQ(page[0], step) << "rank " << me;
+    EXPECT_EQ(page[256], step) << "rank " << me;
+    d.barrier();
+    if (step > kWarm) lost += d.stats().invalidations - before.invalidations;
+  }
+  if (me != kHome) {
+    EXPECT_EQ(lost, static_cast<std::uint64_t>(kSteps - kWarm))
+        << "rank " << me << ": the home noticed its page after intervals it did not write";
+  }
+  d.barrier();
+  d.free(page);
+}
+
 // Rank 2 changes a page homed at rank 0 and syncs with rank 1; rank 0, the
 // home, has already entered its sync with rank 1 and pushed its copy of
 // the page, taken before rank 2's change arrived. Rank 1 syncs with rank 2

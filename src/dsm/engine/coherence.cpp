@@ -260,8 +260,15 @@ void Dsm::Engine::release_hot_home_pages() {
 
 // A home page written in this interval, shared elsewhere: it becomes hot
 // if it was written in a recent interval too (noticed now), or was cold
-// (compared with its snapshot: noticed only if its bytes changed).
+// (compared with its snapshot: noticed only if its bytes changed). A page
+// other ranks write too never does: each of their notices would demote it,
+// and its next release notice it though this rank wrote nothing. A
+// neighbour sharing a boundary page (jia_water's positions of two ranks'
+// molecules) would hear of it as written at every release, not only at
+// those that followed a write: across 1+1+1 hosts its reader judged its
+// updates unread every other step and fetched it at every step instead.
 bool Dsm::Engine::becomes_hot(std::size_t page) {
+  if (reuse_[page] & kHomeTakesDiffs) return false;
   if (hot_.cold(page)) {
     if (hot_.rewarm(page, master(page))) record_home_notice(page);
     return true;
@@ -327,12 +334,14 @@ void Dsm::Engine::make_exclusive(std::size_t page) {
 // noticed, and a home that stopped writing would notice the page for ever
 // (which would never move to its only writer). It is tracked by faults
 // again: writable and listed until the next release, which notices it
-// once and makes it read-only.
+// once and makes it read-only; a page demoted while hot, for good.
 void Dsm::Engine::demote_hot_page(std::size_t page) {
   if (!hot_.held(page)) return;
   const bool was_hot = hot_.hot(page);
   hot_.forget(page);  // a cold page's snapshot too
-  if (was_hot && state_[page] == PageState::home_dirty) set_dirty(page, PageState::home_dirty);
+  if (!was_hot) return;
+  reuse_[page] |= kHomeTakesDiffs;
+  if (state_[page] == PageState::home_dirty) set_dirty(page, PageState::home_dirty);
 }
 
 // Runs in this rank's progress (its progress thread, or a wait inside

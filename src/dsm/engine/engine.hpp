@@ -508,6 +508,12 @@ class Dsm::Engine final : public detail::FaultTarget {
   // A copy a lock's release diffed: written again before the next lock's
   // release, it stays writable (release_writable_copy, coherence.cpp).
   static constexpr std::uint8_t kRewrittenUnderLocks = 16;
+  // A page homed here that another rank wrote while it was hot
+  // (demote_hot_page): its snapshot then held neither this rank's writes
+  // nor that rank's, so it was noticed as written at the next release
+  // whether or not this rank wrote it. It is tracked by faults from then
+  // on, never hot again (becomes_hot).
+  static constexpr std::uint8_t kHomeTakesDiffs = 32;
   detail::TwinSlots twins_;                         // one per cache slot
   detail::HotHomePages hot_;                        // home pages kept writable
   std::vector<std::byte> scratch_;                  // one page: snapshots and refreshes
