@@ -13,7 +13,7 @@ using namespace mpidsm::bench;
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   {
-    Harness h(argc, argv, {"Atomic Latency", Unit::latency_us, false, false, 2, "", 2});
+    Harness h(argc, argv, {"Atomic Latency", Unit::latency_us, false, false, 2, "", 2, true});
     Pgas& p = h.pgas();
     auto word = p.allocate<std::uint64_t>(1);
     MpiWindow window(sizeof(std::uint64_t), MPI_COMM_WORLD);

@@ -17,9 +17,11 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "mpi_window.hpp"
 #include "mpidsm/dsm.hpp"
 #include "run_facts.hpp"
 
@@ -148,7 +150,9 @@ std::size_t mpi_window_growth(const Options& options) {
   void* base = nullptr;
   MPI_Win window;
   const std::size_t bytes = options.pages * kPage;
-  MPI_Win_allocate(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &window);
+  if (std::string error; !bench::allocate_mpi_window(static_cast<MPI_Aint>(bytes), MPI_COMM_WORLD,
+                                                     &base, &window, error))
+    throw std::runtime_error(bench::no_mpi_window_text(error));
   for (std::size_t p = 0; p < options.pages; ++p) static_cast<char*>(base)[p * kPage] = 1;
   MPI_Barrier(MPI_COMM_WORLD);
   const std::size_t growth = status_bytes("VmRSS") - std::min(before, status_bytes("VmRSS"));

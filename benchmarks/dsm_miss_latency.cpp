@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   {
     Harness h(argc, argv,
-              {"DSM Miss Latency", Unit::latency_us, false, false, 2, "MPI_Get + MPI_Win_flush"});
+              {"DSM Miss Latency", Unit::latency_us, false, false, 2, "MPI_Get + MPI_Win_flush", 0,
+               true});
     Runtime& rt = h.runtime();
     const int me = h.rank();
     const std::size_t pages_per_slice =

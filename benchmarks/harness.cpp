@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "mpi_window.hpp"
 #include "mpidsm/version.hpp"
 
 namespace mpidsm::bench {
@@ -180,6 +181,8 @@ Harness::Harness(int argc, char** argv, const Spec& spec) : spec_(spec), program
               std::to_string(size_ - spec.max_ranks) + " ranks idle: run it with mpirun -np " +
               std::to_string(spec.max_ranks) + "\n",
           2);
+  if (std::string error; spec.mpi_window && !mpi_windows_work(MPI_COMM_WORLD, error))
+    leave(program_ + ": " + no_mpi_window_text(error), 1);
   runtime_ = std::make_unique<Runtime>(MPI_COMM_WORLD);
   pgas_ = std::make_unique<Pgas>(*runtime_);
   messaging_ = std::make_unique<Messaging>(*runtime_);
@@ -374,7 +377,7 @@ PageBuffer::~PageBuffer() {
 }
 
 MpiWindow::MpiWindow(std::size_t bytes, MPI_Comm comm) {
-  MPI_Win_allocate(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, comm, &base_, &win_);
+  allocate_mpi_window_or_abort(static_cast<MPI_Aint>(bytes), comm, &base_, &win_);
   std::memset(base_, 0, bytes);
   MPI_Win_lock_all(0, win_);
 }

@@ -58,6 +58,9 @@ struct Spec {
   // 0: any number of ranks; 2: a test between ranks 0 and 1, which refuses
   // more (as OSU's point-to-point tests do) rather than leave ranks idle.
   int max_ranks = 0;
+  // Its MPI side needs an MPI window: where MPI gives none, the run stops
+  // before it starts, with MPI's error and the setting that gives one.
+  bool mpi_window = false;
 };
 
 // What the command line asks for: a run with these options, or usage,

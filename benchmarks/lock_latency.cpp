@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "harness.hpp"
+#include "mpi_window.hpp"
 #include "mpidsm/dsm.hpp"
 
 using namespace mpidsm;
@@ -27,14 +28,15 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   {
     Harness h(argc, argv,
-              {"Lock Latency", Unit::latency_us, false, false, 2, "MPI_Win_lock + MPI_Win_unlock"});
+              {"Lock Latency", Unit::latency_us, false, false, 2, "MPI_Win_lock + MPI_Win_unlock",
+               0, true});
     Dsm dsm(h.runtime());
     const int me = h.rank();
     constexpr std::size_t kLock = 1;  // homed on rank 1
     // A window for MPI's passive-target lock (not under lock_all).
     void* base = nullptr;
     MPI_Win win;
-    MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    allocate_mpi_window_or_abort(64, MPI_COMM_WORLD, &base, &win);
     h.print_header();
 
     // Rank 0 times `body` alone while rank 1 waits in MPI_Barrier.

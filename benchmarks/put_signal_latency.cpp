@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   {
     Harness h(argc, argv,
               {"Put Signal Latency", Unit::latency_us, true, false, 2,
-               "MPI_Put; flush; MPI_Accumulate; flush", 2});
+               "MPI_Put; flush; MPI_Accumulate; flush", 2, true});
     Pgas& p = h.pgas();
     const std::size_t max = h.options().max_size;
     const int me = h.rank();

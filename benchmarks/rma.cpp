@@ -78,10 +78,10 @@ void sweep(Harness& h, std::size_t bytes_per_op_factor, Ours ours, Theirs theirs
 int rma_latency(int argc, char** argv, Direction direction) {
   MPI_Init(&argc, &argv);
   {
-    Harness h(
-        argc, argv,
-        {name(direction, false), Unit::latency_us, true, false, 2,
-         direction == Direction::put ? "MPI_Put + MPI_Win_flush" : "MPI_Get + MPI_Win_flush", 2});
+    Harness h(argc, argv,
+              {name(direction, false), Unit::latency_us, true, false, 2,
+               direction == Direction::put ? "MPI_Put + MPI_Win_flush" : "MPI_Get + MPI_Win_flush",
+               2, true});
     RmaPair pair(h, direction);
     sweep(
         h, 1, [&](std::size_t s) { pair.mpidsm_blocking(s); },
@@ -101,7 +101,7 @@ int rma_bandwidth(int argc, char** argv, Direction direction) {
               {name(direction, true), Unit::bandwidth_mbs, true, true, 2,
                direction == Direction::put ? "W x MPI_Put + MPI_Win_flush"
                                            : "W x MPI_Get + MPI_Win_flush",
-               2});
+               2, true});
     RmaPair pair(h, direction);
     const int window = h.options().window;
     sweep(

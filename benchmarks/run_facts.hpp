@@ -20,7 +20,7 @@ namespace mpidsm::bench {
 
 struct RunFacts {
   std::string mpi;        // "Open MPI v4.1.4"
-  std::string mpi_osc;    // "osc/sm"
+  std::string mpi_osc;    // "osc/sm", or "none: <MPI's error>" where MPI gives no window
   std::string transport;  // UCX transports from rank 0 to rank 1, "self" alone
   std::string cpu;        // "AMD EPYC 7R13 Processor"
   std::string vector;     // "avx2 bmi2, no avx512f avx512bw"
