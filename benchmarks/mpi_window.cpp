@@ -41,7 +41,8 @@ void allocate_mpi_window_or_abort(MPI_Aint bytes, MPI_Comm comm, void* base, MPI
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   if (rank == 0) {
-    std::fputs(no_mpi_window_text(error).c_str(), stderr);
+    // Windows work here (the harness checked): this one failed for itself.
+    std::fprintf(stderr, "%s\n", error.c_str());
     std::fflush(stderr);
   }
   MPI_Abort(comm, 1);

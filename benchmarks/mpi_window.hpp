@@ -21,7 +21,8 @@ bool allocate_mpi_window(MPI_Aint bytes, MPI_Comm comm, void* base, MPI_Win* win
 
 // As allocate_mpi_window, for a benchmark that checked mpi_windows_work
 // before it started: a failure now (a window larger than memory) ends the
-// job, rank 0 printing why.
+// job, rank 0 printing MPI's error alone: the fix for a job with no window
+// at all does not apply.
 void allocate_mpi_window_or_abort(MPI_Aint bytes, MPI_Comm comm, void* base, MPI_Win* win);
 
 // Collective over `comm`: whether MPI gives a window here; `error` as above.
