@@ -314,6 +314,61 @@ TEST_F(PgasTest, GatheredPutsLandInOrderBeforeLaterOperations) {
   p.free(data);
 }
 
+// Large puts over tcp land by rendezvous (put_calls.hpp), unordered among
+// themselves but before anything issued after a fence, and before any
+// other operation to their peer: the flag after a fence, a get of the same
+// bytes, a later put of them after a fence. A blocking put's and put_nb's
+// source is the caller's again once they complete.
+TEST_F(PgasTest, LargePutsLandBeforeTheFlagAfterAFenceAndBeforeLaterOperations) {
+  Pgas& p = *pgas_;
+  const int me = p.rank(), n = p.size();
+  const int next = (me + 1) % n, prev = (me + n - 1) % n;
+  constexpr std::size_t chunk = 256 * 1024 + 8, chunks = 3, bytes = chunk * chunks;
+  auto data = p.allocate<std::uint8_t>(bytes);
+  auto flag = p.allocate<std::uint64_t>(1);
+  flag[0] = 0;
+  p.barrier();
+  std::vector<std::uint8_t> out(bytes), seen(bytes);
+  for (std::uint64_t round = 1; round <= 6; ++round) {
+    fill_pattern(out.data(), me, static_cast<int>(round), bytes);
+    for (std::size_t c = 0; c < chunks; ++c)
+      p.put_nbi(data.at(next, c * chunk), out.data() + c * chunk, chunk);
+    p.fence();
+    p.put(flag.at(next), &round, 1);
+    p.wait_until(flag.local(), Compare::ge, round);
+    ASSERT_EQ(first_mismatch(data.local(), prev, static_cast<int>(round), bytes), bytes)
+        << "round " << round << " after the flag";
+    p.barrier();
+  }
+  // A get after large puts to the same peer sees them.
+  fill_pattern(out.data(), me, 7, bytes);
+  p.put_nbi(data.at(next), out.data(), bytes);
+  p.get(seen.data(), data.at(next), bytes);
+  EXPECT_EQ(first_mismatch(seen.data(), me, 7, bytes), bytes) << "a get after a large put";
+  // Of two large puts of the same bytes with a fence between, the later wins.
+  fill_pattern(seen.data(), me, 9, bytes);
+  p.put_nbi(data.at(next), out.data(), bytes);
+  p.fence();
+  p.put_nbi(data.at(next), seen.data(), bytes);
+  p.quiet();
+  p.barrier();
+  EXPECT_EQ(first_mismatch(data.local(), prev, 9, bytes), bytes) << "the put after the fence";
+  p.barrier();
+  // Sources reused as soon as put and put_nb's request complete.
+  fill_pattern(out.data(), me, 11, bytes);
+  p.put(data.at(next), out.data(), chunk);
+  std::fill_n(out.data(), chunk, std::uint8_t{0});
+  Request sending = p.put_nb(data.at(next, chunk), out.data() + chunk, bytes - chunk);
+  sending.wait();
+  std::fill(out.begin(), out.end(), std::uint8_t{0});
+  p.quiet();
+  p.barrier();
+  EXPECT_EQ(first_mismatch(data.local(), prev, 11, bytes), bytes) << "after put and put_nb";
+  p.barrier();
+  p.free(flag);
+  p.free(data);
+}
+
 TEST_F(PgasTest, ErrorsNameWhatWasWrongAndLeaveThePgasUsable) {
   Pgas& p = *pgas_;
   const int me = p.rank(), n = p.size();

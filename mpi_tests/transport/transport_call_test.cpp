@@ -1,9 +1,13 @@
 // Answered remote calls: a handler's answer comes back into the caller's
 // buffer, many calls in flight at once, to every peer (self included), with
-// the misuse cases reported. And which peers UCX reaches through messages.
+// the misuse cases reported. Landing calls' bytes land where their handler
+// says. And which peers UCX reaches through messages.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "mpi_test_support.hpp"
@@ -303,6 +307,68 @@ TEST_F(TransportCall, AgreedMessagesMeetTheirReceivesByKey) {
                       Errc::truncated, "");
   big.wait();
   t.barrier();
+}
+
+// Landing calls: each rank's bytes land in its own slice of every callee's
+// buffer, at the offset the call names, by rendezvous; a flush means they
+// have landed, and call_landing's Request means the caller may reuse them.
+struct LandingBuffer {
+  static constexpr std::size_t kSlice = (1u << 20) + 7;  // not a multiple of any fragment
+  std::vector<std::uint8_t> bytes;
+  int rank = 0;
+};
+
+std::byte* land_in_slice(void* context, int source, std::uint64_t offset, std::size_t size) {
+  auto& buffer = *static_cast<LandingBuffer*>(context);
+  if (offset > LandingBuffer::kSlice || size > LandingBuffer::kSlice - offset) {
+    ADD_FAILURE() << "rank " << buffer.rank << ": a landing call from rank " << source << " of "
+                  << size << " bytes at " << offset << " is outside its slice";
+    std::abort();
+  }
+  return reinterpret_cast<std::byte*>(buffer.bytes.data() + source * LandingBuffer::kSlice +
+                                      offset);
+}
+
+TEST_F(TransportCall, LandingCallsLandInPlaceBeforeTheFlush) {
+  Transport& t = runtime_->transport();
+  const int me = t.rank(), n = t.size();
+  constexpr std::size_t kSlice = LandingBuffer::kSlice;
+  LandingBuffer landed{std::vector<std::uint8_t>(kSlice * static_cast<std::size_t>(n)), me};
+  const std::uint32_t id = LibraryMessaging(t).add_landing_handler(land_in_slice, &landed);
+  t.barrier();
+  std::vector<std::uint8_t> out(kSlice);
+  for (int round = 1; round <= 2; ++round) {
+    for (int peer = 0; peer < n; ++peer) {
+      fill_pattern(out.data(), me, peer * 10 + round, kSlice);
+      // Three calls make up the slice: one byte, an odd middle, the rest.
+      const std::size_t cuts[] = {0, 1, 300001, kSlice};
+      for (std::size_t c = 0; c + 1 < std::size(cuts); ++c) {
+        const std::size_t at = cuts[c], size = cuts[c + 1] - at;
+        if (round == 1) {
+          LibraryMessaging(t).call_landing_nbi(peer, id, at, out.data() + at, size);
+        } else {
+          Request sending = LibraryMessaging(t).call_landing(peer, id, at, out.data() + at, size);
+          sending.wait();
+          std::fill_n(out.data() + at, size, std::uint8_t{0});  // the caller's again
+        }
+      }
+      if (round == 1) t.flush(peer);  // out is rewritten for the next peer
+    }
+    t.flush_all();
+    t.barrier();
+    for (int source = 0; source < n; ++source)
+      EXPECT_EQ(
+          first_mismatch(landed.bytes.data() + source * kSlice, source, me * 10 + round, kSlice),
+          kSlice)
+          << "round " << round << ": the bytes rank " << source << " landed here";
+    t.barrier();
+  }
+  EXPECT_MPIDSM_ERROR(LibraryMessaging(t).call_landing_nbi(0, plain_, 0, out.data(), 1),
+                      Errc::invalid_argument, "no landing handler " + std::to_string(plain_));
+  EXPECT_MPIDSM_ERROR(LibraryMessaging(t).call_landing(n, id, 0, out.data(), 1), Errc::invalid_rank,
+                      "rank " + std::to_string(n));
+  t.barrier();
+  t.remove_remote_handler(id);
 }
 
 // UCX reaches a peer's memory through messages exactly when every lane to it

@@ -431,6 +431,11 @@ Request Pgas::put_bytes(const detail::GlobalAddress& dst, const void* src, std::
     s.put_calls->put(dst.rank, offset, src, bytes);  // src is free again: complete locally
     return Request();
   }
+  if (s.put_calls->lands(bytes)) {
+    if (completion == Completion::request) return s.put_calls->land(dst.rank, offset, src, bytes);
+    s.put_calls->land_nbi(dst.rank, offset, src, bytes);
+    return Request();
+  }
   s.put_calls->send(dst.rank);  // gathered puts first: they were issued first
   if (completion == Completion::request)
     return s.transport.put_nb(dst.rank, s.heap, offset, src, bytes);
@@ -550,7 +555,9 @@ Request Pgas::segment_transfer(Segment& segment, int rank, std::size_t offset, v
 void Pgas::fence() {
   State& s = live("fence");
   std::atomic_thread_fence(std::memory_order_release);
-  if (s.ucx_pending) s.transport.fence();
+  if (!s.ucx_pending) return;
+  s.put_calls->wait_all_landed();
+  s.transport.fence();
 }
 
 void Pgas::quiet() {
@@ -559,6 +566,7 @@ void Pgas::quiet() {
   if (!s.ucx_pending) return;
   s.put_calls->send_all();
   s.transport.flush_all();
+  s.put_calls->forget_landed();
   s.ucx_pending = false;
 }
 

@@ -21,15 +21,18 @@ PutCalls::PutCalls(Transport& transport, std::byte* heap, std::size_t size,
       pool_(used_ ? kBuffers * kBatchBytes : 0),
       batch_of_(static_cast<std::size_t>(transport.size()), kNone),
       filled_(kBuffers, 0),
+      landing_(std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(transport.size()))),
       write_id_(transport.add_remote_handler(write, this)),
       signal_id_(transport.add_remote_handler(write_and_signal, this)),
-      batch_id_(transport.add_remote_handler(write_batch, this)) {
+      batch_id_(transport.add_remote_handler(write_batch, this)),
+      landing_id_(detail::LibraryMessaging(transport).add_landing_handler(place, this)) {
   for (int b = static_cast<int>(kBuffers); b-- > 0;) free_.push_back(b);
   waiting_.reserve(kBuffers);
 }
 
 PutCalls::~PutCalls() {
   if (!transport_) return;
+  transport_->remove_remote_handler(landing_id_);
   transport_->remove_remote_handler(batch_id_);
   transport_->remove_remote_handler(signal_id_);
   transport_->remove_remote_handler(write_id_);
@@ -38,6 +41,48 @@ PutCalls::~PutCalls() {
 void PutCalls::put(int rank, std::size_t offset, const void* src, std::size_t bytes) {
   send(rank);
   transport_->call(rank, write_id_, src, bytes, offset);
+}
+
+void PutCalls::land_nbi(int rank, std::size_t offset, const void* src, std::size_t bytes) {
+  if (pending_.load(std::memory_order_acquire) != 0) send_locked(rank);  // issued first
+  detail::LibraryMessaging(*transport_).call_landing_nbi(rank, landing_id_, offset, src, bytes);
+  note_landing(rank);
+}
+
+Request PutCalls::land(int rank, std::size_t offset, const void* src, std::size_t bytes) {
+  if (pending_.load(std::memory_order_acquire) != 0) send_locked(rank);
+  Request sending =
+      detail::LibraryMessaging(*transport_).call_landing(rank, landing_id_, offset, src, bytes);
+  note_landing(rank);
+  return sending;
+}
+
+void PutCalls::note_landing(int rank) {
+  landing_[static_cast<std::size_t>(rank)].store(true, std::memory_order_relaxed);
+  landing_any_.store(true, std::memory_order_release);
+}
+
+void PutCalls::wait_landed(int rank) {
+  auto& landing = landing_[static_cast<std::size_t>(rank)];
+  if (landing.load(std::memory_order_acquire) && landing.exchange(false, std::memory_order_acq_rel))
+    detail::LibraryMessaging(*transport_).wait_for_calls(rank);
+}
+
+void PutCalls::wait_all_landed() {
+  if (!landing_any_.exchange(false, std::memory_order_acq_rel)) return;
+  for (int rank = 0; rank < transport_->size(); ++rank) wait_landed(rank);
+}
+
+void PutCalls::forget_landed() {
+  if (!landing_any_.exchange(false, std::memory_order_acq_rel)) return;
+  for (int rank = 0; rank < transport_->size(); ++rank)
+    landing_[static_cast<std::size_t>(rank)].store(false, std::memory_order_relaxed);
+}
+
+std::byte* PutCalls::place(void* self_pointer, int source, std::uint64_t offset, std::size_t size) {
+  auto& self = *static_cast<PutCalls*>(self_pointer);
+  self.check(source, offset, size, "large put");
+  return self.heap_ + offset;
 }
 
 void PutCalls::gather(int rank, std::size_t offset, const void* src, std::size_t bytes) {

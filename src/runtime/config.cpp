@@ -103,7 +103,9 @@ constexpr std::array kVariables{
     ConfigVariable{kPutByCall, "1",
                    "0|1: when UCX reaches every peer not on this node through active messages "
                    "(tcp), a PGAS put (or put_signal) of up to 8 KiB is one call the target "
-                   "acknowledges (0: UCX's emulated put, whose flush costs another round trip)"},
+                   "acknowledges, and a put of 128 KiB or more a rendezvous into the target's "
+                   "heap (0: UCX's emulated put, whose flush costs another round trip and which "
+                   "sends, copies and acknowledges large data 8 KiB at a time)"},
     ConfigVariable{kEagerConnect, "0",
                    "0|1: connect every pair of ranks at start-up (0: to ranks of this node at "
                    "start-up, to other ranks on first use, so a rank pays only for the peers "

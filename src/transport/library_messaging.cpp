@@ -12,7 +12,7 @@
 namespace mpidsm::detail {
 
 std::uint32_t LibraryMessaging::add_answering_handler(AnsweringHandler handler, void* context) {
-  return transport_.impl_->add_handler(nullptr, handler, context);
+  return transport_.impl_->add_handler(nullptr, handler, nullptr, context);
 }
 
 Request LibraryMessaging::call_answered(int peer, std::uint32_t id, const void* bytes,

@@ -36,6 +36,13 @@ struct Answer {
 using AnsweringHandler = Answer (*)(void* context, int source, const std::byte* bytes,
                                     std::size_t size);
 
+/// Where a landing call's bytes go at the callee: the address of `size`
+/// bytes for the call `source` made with `argument`. It runs inside the
+/// callee's progress, as a remote handler does, and aborts on a call it
+/// cannot place (the caller checked it: a protocol bug).
+using LandingHandler = std::byte* (*)(void* context, int source, std::uint64_t argument,
+                                      std::size_t size);
+
 class LibraryMessaging {
  public:
   explicit LibraryMessaging(Transport& transport) noexcept : transport_(transport) {}
@@ -65,6 +72,24 @@ class LibraryMessaging {
   void answer_from_handler(int peer, std::uint32_t key, const Answer& answer) noexcept;
   /// The same from any other thread.
   void answer_at_once(int peer, std::uint32_t key, const Answer& answer);
+
+  /// Collective, as Transport::add_remote_handler (the ids share one table).
+  std::uint32_t add_landing_handler(LandingHandler handler, void* context);
+  /// Landing calls: [bytes, bytes+size) travel by UCX's rendezvous straight
+  /// to where `peer`'s landing handler `id` places them (for large data to a
+  /// peer reached through messages, where UCX's emulated put sends an
+  /// active message, copied at the target and acknowledged, per 8 KiB).
+  /// The callee acknowledges once they have landed, so flush(peer) waits for
+  /// them, as for a put; they are not ordered against other operations to
+  /// `peer` until then (wait_for_calls). call_landing_nbi: the bytes stay
+  /// unchanged until that flush. call_landing: the Request completes once
+  /// they are the caller's again.
+  void call_landing_nbi(int peer, std::uint32_t id, std::uint64_t argument, const void* bytes,
+                        std::size_t size);
+  Request call_landing(int peer, std::uint32_t id, std::uint64_t argument, const void* bytes,
+                       std::size_t size);
+  /// Waits until every call to `peer` has returned (or landed).
+  void wait_for_calls(int peer);
 
   /// Messages two ranks agreed on beforehand: `key` (at most max_agreed_key)
   /// names one message from this rank to `peer`, which receives it with

@@ -15,9 +15,10 @@
 namespace mpidsm {
 namespace {
 
-// UCX active-message ids of mpidsm's two messages.
-constexpr unsigned kCallMessage = 0x6d64;  // "md": run a handler
-constexpr unsigned kDoneMessage = 0x6d65;  // its handler returned
+// UCX active-message ids of mpidsm's messages.
+constexpr unsigned kCallMessage = 0x6d64;     // "md": run a handler
+constexpr unsigned kDoneMessage = 0x6d65;     // its handler returned (or its bytes landed)
+constexpr unsigned kLandingMessage = 0x6d66;  // bytes to land where a handler says
 
 // Releases a request whose outcome the caller learns otherwise.
 void free_sent(ucs_status_ptr_t request, int rank, const char* what, int peer) {
@@ -87,20 +88,8 @@ ucs_status_t Transport::Impl::on_call(void* arg, const void* header, std::size_t
   }
   void* context = slot->context.load(std::memory_order_acquire);
   const auto* bytes = static_cast<const std::byte*>(data);
-  ucp_ep_h caller = nullptr;
-  try {
-    caller = s.endpoints.get(call.source);  // a first call may come before any of ours
-  } catch (const Error& e) {
-    // No way back to the caller (UCX refused the endpoint, or this rank's
-    // runtime is lost): this rank treats it as gone, so what waits on it here
-    // ends with an error.
-    if (!s.lost.load(std::memory_order_relaxed))
-      std::fprintf(stderr, "mpidsm: rank %d: cannot answer rank %d: %s\n", s.rank, call.source,
-                   e.what());
-    s.liveness.report_gone(call.source);
-    return UCS_OK;
-  }
-  ucp_request_param_t send{};
+  ucp_ep_h caller = s.caller_endpoint(call.source);
+  if (!caller) return UCS_OK;
   if (answered) {
     const detail::Answer answer =
         slot->answering.load(std::memory_order_acquire)(context, call.source, bytes, length);
@@ -111,11 +100,30 @@ ucs_status_t Transport::Impl::on_call(void* arg, const void* header, std::size_t
     return UCS_OK;
   }
   slot->handler.load(std::memory_order_acquire)(context, call.source, call.argument, bytes, length);
-  s.traffic.note(sizeof s.acknowledgement_header);
-  free_sent(ucp_am_send_nbx(caller, kDoneMessage, &s.acknowledgement_header,
-                            sizeof s.acknowledgement_header, nullptr, 0, &send),
-            s.rank, "acknowledging a remote call", call.source);
+  s.acknowledge(caller, call.source);
   return UCS_OK;
+}
+
+void Transport::Impl::acknowledge(ucp_ep_h caller, int source) noexcept {
+  traffic.note(sizeof acknowledgement_header);
+  ucp_request_param_t send{};
+  free_sent(ucp_am_send_nbx(caller, kDoneMessage, &acknowledgement_header,
+                            sizeof acknowledgement_header, nullptr, 0, &send),
+            rank, "acknowledging a remote call", source);
+}
+
+ucp_ep_h Transport::Impl::caller_endpoint(int source) noexcept {
+  try {
+    return endpoints.get(source);  // a first call may come before any of ours
+  } catch (const Error& e) {
+    // No way back to the caller (UCX refused the endpoint, or this rank's
+    // runtime is lost): this rank treats it as gone, so what waits on it here
+    // ends with an error.
+    if (!lost.load(std::memory_order_relaxed))
+      std::fprintf(stderr, "mpidsm: rank %d: cannot answer rank %d: %s\n", rank, source, e.what());
+    liveness.report_gone(source);
+    return nullptr;
+  }
 }
 
 ucs_status_t Transport::Impl::on_call_done(void* arg, const void* header, std::size_t header_length,
@@ -134,8 +142,11 @@ ucs_status_t Transport::Impl::on_call_done(void* arg, const void* header, std::s
 void Transport::Impl::listen_for_remote_calls() {
   acknowledgement_header = rank;
   calls_in_flight = std::make_unique<std::atomic<std::int64_t>[]>(static_cast<std::size_t>(size));
+  landing_sources = std::make_unique<LandingSource[]>(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r) landing_sources[static_cast<std::size_t>(r)] = {this, r};
   for (auto [id, callback] :
-       {std::pair{kCallMessage, &on_call}, std::pair{kDoneMessage, &on_call_done}}) {
+       {std::pair{kCallMessage, &on_call}, std::pair{kDoneMessage, &on_call_done},
+        std::pair{kLandingMessage, &on_landing}}) {
     ucp_am_handler_param_t param{};
     param.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                        UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
@@ -158,8 +169,11 @@ void Transport::Impl::wait_for_calls(int peer, const char* operation) {
 }
 
 std::uint32_t Transport::Impl::add_handler(RemoteHandler handler,
-                                           detail::AnsweringHandler answering, void* context) {
-  const char* operation = handler ? "add_remote_handler" : "add_answering_handler";
+                                           detail::AnsweringHandler answering,
+                                           detail::LandingHandler landing, void* context) {
+  const char* operation = handler     ? "add_remote_handler"
+                          : answering ? "add_answering_handler"
+                                      : "add_landing_handler";
   std::uint32_t id = 0;
   while (id < remote_handlers.size() && remote_handlers[id].in_use()) ++id;
   std::optional<Error> full;
@@ -173,34 +187,40 @@ std::uint32_t Transport::Impl::add_handler(RemoteHandler handler,
   detail::require_same_values(comm, rank, kNames, values, Errc::collective_mismatch, operation);
   auto& slot = remote_handlers[id];
   slot.context.store(context, std::memory_order_relaxed);
+  slot.landing.store(landing, std::memory_order_release);
   slot.answering.store(answering, std::memory_order_release);
   slot.handler.store(handler, std::memory_order_release);
   return id;
 }
 
 std::uint32_t Transport::add_remote_handler(RemoteHandler handler, void* context) {
-  return impl_->add_handler(handler, nullptr, context);
+  return impl_->add_handler(handler, nullptr, nullptr, context);
 }
 
 void Transport::remove_remote_handler(std::uint32_t id) noexcept {
   if (id >= impl_->remote_handlers.size()) return;
   impl_->remote_handlers[id].handler.store(nullptr, std::memory_order_release);
   impl_->remote_handlers[id].answering.store(nullptr, std::memory_order_release);
+  impl_->remote_handlers[id].landing.store(nullptr, std::memory_order_release);
 }
 
 // A call whose handler's return is acknowledged (flush waits for that):
 // checked, counted in flight, sent. Returns what send_call does.
 std::size_t Transport::Impl::send_acknowledged(int peer, std::uint32_t id, const void* bytes,
                                                std::size_t size, std::uint64_t argument,
-                                               const char* operation) {
+                                               const char* operation, CallBytes how,
+                                               ucs_status_ptr_t* kept) {
   check_peer(peer, operation);
-  if (id >= remote_handlers.size() || remote_handlers[id].handler.load() == nullptr)
+  const bool landing = how == CallBytes::landing;
+  if (id >= remote_handlers.size() || (landing ? remote_handlers[id].landing.load() == nullptr
+                                               : remote_handlers[id].handler.load() == nullptr))
     throw Error(Errc::invalid_argument, rank,
-                std::string(operation) + ": no remote handler " + std::to_string(id));
+                std::string(operation) + ": no " + (landing ? "landing" : "remote") + " handler " +
+                    std::to_string(id));
   auto& pending = calls_in_flight[static_cast<std::size_t>(peer)];
   pending.fetch_add(1, std::memory_order_relaxed);
   try {
-    return send_call(peer, {id, rank, kUnanswered, 0, argument}, bytes, size, operation);
+    return send_call(peer, {id, rank, kUnanswered, 0, argument}, bytes, size, operation, how, kept);
   } catch (const Error&) {
     pending.fetch_sub(1, std::memory_order_relaxed);
     throw;
@@ -244,8 +264,13 @@ void Transport::Impl::release_call_header(void* request, ucs_status_t, void* bus
   ucp_request_free(request);
 }
 
+void Transport::Impl::release_kept_call_header(void*, ucs_status_t, void* busy) {
+  static_cast<std::atomic<bool>*>(busy)->store(false, std::memory_order_release);
+}
+
 std::size_t Transport::Impl::send_call(int peer, const CallHeader& header, const void* bytes,
-                                       std::size_t size, const char* operation) {
+                                       std::size_t size, const char* operation, CallBytes how,
+                                       ucs_status_ptr_t* kept) {
   const std::size_t h = claim_call_header();
   call_headers[h] = header;
   ucp_request_param_t param{};
@@ -253,13 +278,19 @@ std::size_t Transport::Impl::send_call(int peer, const CallHeader& header, const
       UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   // Eager: the callee's handler gets the whole message at once, never a
   // rendezvous descriptor it would have to receive into memory of its own.
-  param.flags = UCP_AM_SEND_FLAG_EAGER;
-  param.cb.send = &Impl::release_call_header;
+  // A landing call's bytes always go by rendezvous: the callee receives them
+  // in place, and the sender keeps no copy of large data.
+  const bool landing = how == CallBytes::landing;
+  param.flags = landing ? UCP_AM_SEND_FLAG_RNDV : UCP_AM_SEND_FLAG_EAGER;
+  param.cb.send = kept ? &Impl::release_kept_call_header : &Impl::release_call_header;
   param.user_data = &call_header_busy[h];
   traffic.note(size);
-  ucs_status_ptr_t request = ucp_am_send_nbx(endpoints.get(peer), kCallMessage, &call_headers[h],
-                                             sizeof(CallHeader), bytes, size, &param);
-  if (request != nullptr && !UCS_PTR_IS_ERR(request)) return h;  // the callback frees both
+  ucs_status_ptr_t request =
+      ucp_am_send_nbx(endpoints.get(peer), landing ? kLandingMessage : kCallMessage,
+                      &call_headers[h], sizeof(CallHeader), bytes, size, &param);
+  if (kept) *kept = UCS_PTR_IS_PTR(request) ? request : nullptr;
+  // The callback frees the header, and the request unless it is kept.
+  if (request != nullptr && !UCS_PTR_IS_ERR(request)) return h;
   call_header_busy[h].store(false, std::memory_order_release);
   if (UCS_PTR_IS_ERR(request)) detail::throw_ucx(rank, operation, peer, UCS_PTR_STATUS(request));
   return kSent;

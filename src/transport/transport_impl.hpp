@@ -109,15 +109,18 @@ struct Transport::Impl {
   struct RemoteHandlerSlot {
     std::atomic<RemoteHandler> handler{nullptr};
     std::atomic<detail::AnsweringHandler> answering{nullptr};
+    std::atomic<detail::LandingHandler> landing{nullptr};
     std::atomic<void*> context{nullptr};
     bool in_use() const {
       return handler.load(std::memory_order_acquire) != nullptr ||
-             answering.load(std::memory_order_acquire) != nullptr;
+             answering.load(std::memory_order_acquire) != nullptr ||
+             landing.load(std::memory_order_acquire) != nullptr;
     }
   };
   std::array<RemoteHandlerSlot, 32> remote_handlers;
+  // Exactly one of the three handlers is set.
   std::uint32_t add_handler(RemoteHandler handler, detail::AnsweringHandler answering,
-                            void* context);
+                            detail::LandingHandler landing, void* context);
   // Headers of calls in flight (each carries its argument and its answer's
   // tag; UCX reads a send's header until the send completes), free again
   // when UCX completes the send: claimed by a scan from a rotating cursor,
@@ -130,17 +133,26 @@ struct Transport::Impl {
   std::atomic<std::uint32_t> next_answer_sequence{0};
   std::size_t claim_call_header();
   static void release_call_header(void* request, ucs_status_t status, void* busy);
+  // How a call's bytes travel: eagerly, into UCX's buffers, for a handler
+  // that reads them there; or by rendezvous, straight into the memory a
+  // landing handler names (zero-copy where the transport has it).
+  enum class CallBytes { eager, landing };
   // Sends a call; returns its header's index while UCX still reads the
   // bytes, kSent once it has let go of them. Throws on a failed send.
+  // `kept`: the send's request is the caller's (UCX's callback then frees
+  // only the header), stored there (nullptr once sent).
   std::size_t send_call(int peer, const CallHeader& header, const void* bytes, std::size_t size,
-                        const char* operation);
+                        const char* operation, CallBytes how = CallBytes::eager,
+                        ucs_status_ptr_t* kept = nullptr);
+  static void release_kept_call_header(void* request, ucs_status_t status, void* busy);
   // Drives the worker until the send_call that returned `sending` has let
   // go of its bytes, which are then the caller's again.
   void wait_until_sent(std::size_t sending, const char* operation);
-  // send_call for call_nbi and call: checks the handler, counts the call in
-  // calls_in_flight until its acknowledgement.
+  // send_call for call_nbi, call and landing calls: checks the handler,
+  // counts the call in calls_in_flight until its acknowledgement.
   std::size_t send_acknowledged(int peer, std::uint32_t id, const void* bytes, std::size_t size,
-                                std::uint64_t argument, const char* operation);
+                                std::uint64_t argument, const char* operation,
+                                CallBytes how = CallBytes::eager, ucs_status_ptr_t* kept = nullptr);
   // Per peer: a put, get or atomic issued since its last flush, so the next
   // flush needs UCX's (over tcp: a zero-length put and its acknowledgement).
   std::unique_ptr<std::atomic<bool>[]> rma_since_flush;
@@ -159,6 +171,22 @@ struct Transport::Impl {
   static ucs_status_t on_call_done(void* impl, const void* header, std::size_t header_length,
                                    void* data, std::size_t length,
                                    const ucp_am_recv_param_t* param);
+  // A landing call: its bytes are received where its handler says, then acknowledged.
+  static ucs_status_t on_landing(void* impl, const void* header, std::size_t header_length,
+                                 void* data, std::size_t length, const ucp_am_recv_param_t* param);
+  static void on_landed(void* request, ucs_status_t status, std::size_t length, void* source);
+  void landing_failed(int source, std::size_t length, ucs_status_t status) noexcept;
+  // Per caller, what a landing's completion needs: which transport, which rank.
+  struct LandingSource {
+    Impl* impl;
+    int rank;
+  };
+  std::unique_ptr<LandingSource[]> landing_sources;
+  // The caller's endpoint, for an acknowledgement or answer; nullptr (the
+  // caller then counts as gone) when there is none.
+  ucp_ep_h caller_endpoint(int source) noexcept;
+  // Tells `source` that a call it made has returned (or landed).
+  void acknowledge(ucp_ep_h caller, int source) noexcept;
   // Sends a handler's answer, or a deferred one, to `caller` (the rank
   // `source`) with `tag`, without waiting: a transient answer goes inline
   // when UCX can take it, else from a copy (allocated only then: a socket
