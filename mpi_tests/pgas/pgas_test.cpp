@@ -41,6 +41,29 @@ void put_signal_rounds(Pgas& p, const SymmetricArray<std::uint8_t>& data,
   }
 }
 
+// Rounds 1..last of `chunks` non-blocking puts of `chunk` bytes to the next
+// rank, a fence, and the round put to its flag: once its own flag shows the
+// round, each rank checks the data the previous rank sent.
+void fenced_flag_rounds(Pgas& p, const SymmetricArray<std::uint8_t>& data,
+                        const SymmetricArray<std::uint64_t>& flag, std::size_t chunk,
+                        std::size_t chunks, std::uint64_t last) {
+  const int me = p.rank(), n = p.size();
+  const int next = (me + 1) % n, prev = (me + n - 1) % n;
+  const std::size_t bytes = chunk * chunks;
+  std::vector<std::uint8_t> out(bytes);
+  for (std::uint64_t round = 1; round <= last; ++round) {
+    fill_pattern(out.data(), me, static_cast<int>(round), bytes);
+    for (std::size_t c = 0; c < chunks; ++c)
+      p.put_nbi(data.at(next, c * chunk), out.data() + c * chunk, chunk);
+    p.fence();
+    p.put(flag.at(next), &round, 1);
+    p.wait_until(flag.local(), Compare::ge, round);
+    ASSERT_EQ(first_mismatch(data.local(), prev, static_cast<int>(round), bytes), bytes)
+        << "round " << round << " after the flag";
+    p.barrier();
+  }
+}
+
 using PgasTest = testing::WorldPgasTest;
 
 TEST_F(PgasTest, PathMatchesConfiguration) {
@@ -234,25 +257,13 @@ TEST_F(PgasTest, PutWithSignalDeliversDataBeforeSignal) {
 // small puts travel as remote calls: fence and put_signal must order them.)
 TEST_F(PgasTest, SmallPutsLandBeforeTheFlagAfterAFenceAndBeforeTheirSignal) {
   Pgas& p = *pgas_;
-  const int me = p.rank(), n = p.size();
-  const int next = (me + 1) % n, prev = (me + n - 1) % n;
   constexpr std::size_t chunk = 64, chunks = 32, bytes = chunk * chunks;
   auto data = p.allocate<std::uint8_t>(bytes);
   auto flag = p.allocate<std::uint64_t>(1);
   flag[0] = 0;
   p.barrier();
-  std::vector<std::uint8_t> out(bytes);
-  for (std::uint64_t round = 1; round <= 20; ++round) {
-    fill_pattern(out.data(), me, static_cast<int>(round), bytes);
-    for (std::size_t c = 0; c < chunks; ++c)
-      p.put_nbi(data.at(next, c * chunk), out.data() + c * chunk, chunk);
-    p.fence();
-    p.put(flag.at(next), &round, 1);
-    p.wait_until(flag.local(), Compare::ge, round);
-    ASSERT_EQ(first_mismatch(data.local(), prev, static_cast<int>(round), bytes), bytes)
-        << "round " << round << " after the flag";
-    p.barrier();
-  }
+  fenced_flag_rounds(p, data, flag, chunk, chunks, 20);
+  if (HasFatalFailure()) return;
   put_signal_rounds(p, data, flag, bytes, 21, 40);
   if (HasFatalFailure()) return;
   p.free(flag);
@@ -328,18 +339,9 @@ TEST_F(PgasTest, LargePutsLandBeforeTheFlagAfterAFenceAndBeforeLaterOperations) 
   auto flag = p.allocate<std::uint64_t>(1);
   flag[0] = 0;
   p.barrier();
+  fenced_flag_rounds(p, data, flag, chunk, chunks, 6);
+  if (HasFatalFailure()) return;
   std::vector<std::uint8_t> out(bytes), seen(bytes);
-  for (std::uint64_t round = 1; round <= 6; ++round) {
-    fill_pattern(out.data(), me, static_cast<int>(round), bytes);
-    for (std::size_t c = 0; c < chunks; ++c)
-      p.put_nbi(data.at(next, c * chunk), out.data() + c * chunk, chunk);
-    p.fence();
-    p.put(flag.at(next), &round, 1);
-    p.wait_until(flag.local(), Compare::ge, round);
-    ASSERT_EQ(first_mismatch(data.local(), prev, static_cast<int>(round), bytes), bytes)
-        << "round " << round << " after the flag";
-    p.barrier();
-  }
   // A get after large puts to the same peer sees them.
   fill_pattern(out.data(), me, 7, bytes);
   p.put_nbi(data.at(next), out.data(), bytes);
