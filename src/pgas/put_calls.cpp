@@ -44,13 +44,13 @@ void PutCalls::put(int rank, std::size_t offset, const void* src, std::size_t by
 }
 
 void PutCalls::land_nbi(int rank, std::size_t offset, const void* src, std::size_t bytes) {
-  if (pending_.load(std::memory_order_acquire) != 0) send_locked(rank);  // issued first
+  send_batch_of(rank);
   detail::LibraryMessaging(*transport_).call_landing_nbi(rank, landing_id_, offset, src, bytes);
   note_landing(rank);
 }
 
 Request PutCalls::land(int rank, std::size_t offset, const void* src, std::size_t bytes) {
-  if (pending_.load(std::memory_order_acquire) != 0) send_locked(rank);
+  send_batch_of(rank);
   Request sending =
       detail::LibraryMessaging(*transport_).call_landing(rank, landing_id_, offset, src, bytes);
   note_landing(rank);

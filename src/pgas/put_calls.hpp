@@ -83,7 +83,7 @@ class PutCalls {
   // Before another operation to `rank` (not a large put): sends its batch,
   // if it has one, and waits for its large puts to land.
   void send(int rank) {
-    if (pending_.load(std::memory_order_acquire) != 0) send_locked(rank);
+    send_batch_of(rank);
     if (landing_any_.load(std::memory_order_acquire)) wait_landed(rank);
   }
   // fence(): every large put issued before it lands before anything after it.
@@ -112,6 +112,10 @@ class PutCalls {
   static constexpr int kNone = -1;
   static constexpr std::size_t kBuffers = 16;
   std::byte* buffer(int index) { return &pool_[static_cast<std::size_t>(index) * kBatchBytes]; }
+  // Sends `rank`'s batch, if it has one (what was gathered goes first).
+  void send_batch_of(int rank) {
+    if (pending_.load(std::memory_order_acquire) != 0) send_locked(rank);
+  }
   void send_locked(int rank);
   void send_all_locked();
   void send_batch(int rank);  // with mutex_ held

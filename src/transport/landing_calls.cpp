@@ -8,9 +8,7 @@
 #include <ucp/api/ucp.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <string>
 
 #include "library_messaging.hpp"
 #include "transport_impl.hpp"
@@ -23,22 +21,10 @@ ucs_status_t Transport::Impl::on_landing(void* arg, const void* header, std::siz
   auto& s = *static_cast<Impl*>(arg);
   if (s.lost.load(std::memory_order_relaxed)) return UCS_OK;  // nobody left to tell
   CallHeader call;
-  if (header_length != sizeof call) {
-    std::fprintf(stderr, "mpidsm: rank %d: malformed landing call (header %zu bytes)\n", s.rank,
-                 header_length);
-    std::abort();
-  }
-  std::memcpy(&call, header, sizeof call);
-  auto* slot = call.handler < s.remote_handlers.size() ? &s.remote_handlers[call.handler] : nullptr;
-  const detail::LandingHandler landing =
-      slot ? slot->landing.load(std::memory_order_acquire) : nullptr;
-  if (!landing || call.source < 0 || call.source >= s.size) {
-    std::fprintf(stderr, "mpidsm: rank %d: landing call from rank %d to unknown handler %u\n",
-                 s.rank, call.source, call.handler);
-    std::abort();
-  }
-  std::byte* at =
-      landing(slot->context.load(std::memory_order_acquire), call.source, call.argument, length);
+  const RemoteHandlerSlot& slot =
+      s.delivered_call(header, header_length, *param, CallBytes::landing, call);
+  std::byte* at = slot.landing.load(std::memory_order_acquire)(
+      slot.context.load(std::memory_order_acquire), call.source, call.argument, length);
   ucp_ep_h caller = s.caller_endpoint(call.source);
   if (!caller) return UCS_OK;
   if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {  // UCX sent it eagerly after all

@@ -36,9 +36,7 @@ Request LibraryMessaging::call_for_answer(int peer, std::uint32_t id, const void
   auto in_use = transport_.impl_->use_worker(operation);
   Transport::Impl& s = *transport_.impl_;
   s.check_peer(peer, operation);
-  if (id >= s.remote_handlers.size() || s.remote_handlers[id].answering.load() == nullptr)
-    throw Error(Errc::invalid_argument, transport_.rank_,
-                std::string(operation) + ": no answering handler " + std::to_string(id));
+  s.require_handler(id, Transport::Impl::HandlerKind::answering, operation);
   // The receive first, so the answer lands in place rather than in UCX's
   // buffers for unexpected messages.
   Request answered = receive_answer(peer, sequence, answer, capacity, operation);

@@ -71,35 +71,23 @@ ucs_status_t Transport::Impl::on_call(void* arg, const void* header, std::size_t
   // A call UCX delivers while lose() purges: no endpoint is left to answer.
   if (s.lost.load(std::memory_order_relaxed)) return UCS_OK;
   CallHeader call;
-  if (header_length != sizeof call || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
-    std::fprintf(stderr, "mpidsm: rank %d: malformed remote call (header %zu bytes)\n", s.rank,
-                 header_length);
-    std::abort();
-  }
-  std::memcpy(&call, header, sizeof call);
+  const RemoteHandlerSlot& slot =
+      s.delivered_call(header, header_length, *param, CallBytes::eager, call);
   const bool answered = call.answer_sequence != kUnanswered;
-  auto* slot = call.handler < s.remote_handlers.size() ? &s.remote_handlers[call.handler] : nullptr;
-  if (!slot || call.source < 0 || call.source >= s.size ||
-      (answered ? slot->answering.load(std::memory_order_acquire) == nullptr
-                : slot->handler.load(std::memory_order_acquire) == nullptr)) {
-    std::fprintf(stderr, "mpidsm: rank %d: remote call from rank %d to unknown %shandler %u\n",
-                 s.rank, call.source, answered ? "answering " : "", call.handler);
-    std::abort();
-  }
-  void* context = slot->context.load(std::memory_order_acquire);
+  void* context = slot.context.load(std::memory_order_acquire);
   const auto* bytes = static_cast<const std::byte*>(data);
   ucp_ep_h caller = s.caller_endpoint(call.source);
   if (!caller) return UCS_OK;
   if (answered) {
     const detail::Answer answer =
-        slot->answering.load(std::memory_order_acquire)(context, call.source, bytes, length);
+        slot.answering.load(std::memory_order_acquire)(context, call.source, bytes, length);
     if (!answer.later)
       s.send_answer(caller, call.source,
                     detail::TagCodec::answer_tag(s.runtime_id, s.rank, call.answer_sequence),
                     answer);
     return UCS_OK;
   }
-  slot->handler.load(std::memory_order_acquire)(context, call.source, call.argument, bytes, length);
+  slot.handler.load(std::memory_order_acquire)(context, call.source, call.argument, bytes, length);
   s.acknowledge(caller, call.source);
   return UCS_OK;
 }
@@ -168,6 +156,36 @@ void Transport::Impl::wait_for_calls(int peer, const char* operation) {
   }
 }
 
+const Transport::Impl::RemoteHandlerSlot& Transport::Impl::delivered_call(
+    const void* header, std::size_t header_length, const ucp_am_recv_param_t& param, CallBytes how,
+    CallHeader& call) const {
+  const char* what = how == CallBytes::landing ? "landing call" : "remote call";
+  const bool announced = (param.recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+  if (header_length != sizeof call || (how == CallBytes::eager && announced)) {
+    std::fprintf(stderr, "mpidsm: rank %d: malformed %s (header %zu bytes)\n", rank, what,
+                 header_length);
+    std::abort();
+  }
+  std::memcpy(&call, header, sizeof call);
+  const HandlerKind kind = how == CallBytes::landing             ? HandlerKind::landing
+                           : call.answer_sequence != kUnanswered ? HandlerKind::answering
+                                                                 : HandlerKind::remote;
+  if (call.handler >= remote_handlers.size() || !remote_handlers[call.handler].has(kind) ||
+      call.source < 0 || call.source >= size) {
+    std::fprintf(stderr, "mpidsm: rank %d: %s from rank %d to unknown %s handler %u\n", rank, what,
+                 call.source, name(kind), call.handler);
+    std::abort();
+  }
+  return remote_handlers[call.handler];
+}
+
+void Transport::Impl::require_handler(std::uint32_t id, HandlerKind kind,
+                                      const char* operation) const {
+  if (id >= remote_handlers.size() || !remote_handlers[id].has(kind))
+    throw Error(Errc::invalid_argument, rank,
+                std::string(operation) + ": no " + name(kind) + " handler " + std::to_string(id));
+}
+
 std::uint32_t Transport::Impl::add_handler(RemoteHandler handler,
                                            detail::AnsweringHandler answering,
                                            detail::LandingHandler landing, void* context) {
@@ -211,12 +229,8 @@ std::size_t Transport::Impl::send_acknowledged(int peer, std::uint32_t id, const
                                                const char* operation, CallBytes how,
                                                ucs_status_ptr_t* kept) {
   check_peer(peer, operation);
-  const bool landing = how == CallBytes::landing;
-  if (id >= remote_handlers.size() || (landing ? remote_handlers[id].landing.load() == nullptr
-                                               : remote_handlers[id].handler.load() == nullptr))
-    throw Error(Errc::invalid_argument, rank,
-                std::string(operation) + ": no " + (landing ? "landing" : "remote") + " handler " +
-                    std::to_string(id));
+  require_handler(id, how == CallBytes::landing ? HandlerKind::landing : HandlerKind::remote,
+                  operation);
   auto& pending = calls_in_flight[static_cast<std::size_t>(peer)];
   pending.fetch_add(1, std::memory_order_relaxed);
   try {

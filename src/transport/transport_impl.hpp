@@ -106,15 +106,32 @@ struct Transport::Impl {
     std::uint64_t argument;  // the caller's, for the handler
   };
   static constexpr std::uint32_t kUnanswered = ~std::uint32_t{0};
+  // The three kinds of handler a slot may hold: a remote call's, an
+  // answered call's, a landing call's.
+  enum class HandlerKind { remote, answering, landing };
+  static const char* name(HandlerKind kind) {
+    return kind == HandlerKind::remote      ? "remote"
+           : kind == HandlerKind::answering ? "answering"
+                                            : "landing";
+  }
   struct RemoteHandlerSlot {
     std::atomic<RemoteHandler> handler{nullptr};
     std::atomic<detail::AnsweringHandler> answering{nullptr};
     std::atomic<detail::LandingHandler> landing{nullptr};
     std::atomic<void*> context{nullptr};
+    bool has(HandlerKind kind) const {
+      switch (kind) {
+        case HandlerKind::remote:
+          return handler.load(std::memory_order_acquire) != nullptr;
+        case HandlerKind::answering:
+          return answering.load(std::memory_order_acquire) != nullptr;
+        case HandlerKind::landing:
+          return landing.load(std::memory_order_acquire) != nullptr;
+      }
+      return false;
+    }
     bool in_use() const {
-      return handler.load(std::memory_order_acquire) != nullptr ||
-             answering.load(std::memory_order_acquire) != nullptr ||
-             landing.load(std::memory_order_acquire) != nullptr;
+      return has(HandlerKind::remote) || has(HandlerKind::answering) || has(HandlerKind::landing);
     }
   };
   std::array<RemoteHandlerSlot, 32> remote_handlers;
@@ -153,6 +170,17 @@ struct Transport::Impl {
   std::size_t send_acknowledged(int peer, std::uint32_t id, const void* bytes, std::size_t size,
                                 std::uint64_t argument, const char* operation,
                                 CallBytes how = CallBytes::eager, ucs_status_ptr_t* kept = nullptr);
+  // A caller's check before it calls: throws unless handler `id` is of `kind`.
+  void require_handler(std::uint32_t id, HandlerKind kind, const char* operation) const;
+  // The callee's check of a call UCX delivered as `how` says it was sent:
+  // its header's size, its caller's rank, the handler its slot must hold
+  // (a landing call's, an answered call's or a remote call's), and an
+  // eager call not announced by rendezvous. Returns the header and the
+  // slot; aborts on a malformed call (the caller checked what it sent: a
+  // protocol bug).
+  const RemoteHandlerSlot& delivered_call(const void* header, std::size_t header_length,
+                                          const ucp_am_recv_param_t& param, CallBytes how,
+                                          CallHeader& call) const;
   // Per peer: a put, get or atomic issued since its last flush, so the next
   // flush needs UCX's (over tcp: a zero-length put and its acknowledgement).
   std::unique_ptr<std::atomic<bool>[]> rma_since_flush;
