@@ -45,6 +45,7 @@ std::string usage(const char* program, const Spec& spec) {
           std::to_string(defaults.warmup) + "; " + std::to_string(defaults.warmup_large) +
           " above 8 KiB)\n";
   if (spec.window) text += "  -W, --window-size SIZE  messages in flight per window (default 64)\n";
+  if (spec.ucx) text += "      --ucx               add the same pattern written against UCP\n";
   text +=
       "  -f, --full              add min/max across ranks and the iteration count\n"
       "      --csv               comma-separated output\n"
@@ -114,6 +115,8 @@ Command parse_command(int argc, char** argv, const Spec& spec) {
       o.full = true;
     } else if (arg == "--csv") {
       o.csv = true;
+    } else if (arg == "--ucx" && spec.ucx) {
+      o.ucx = true;
     } else if (arg == "--csv-to") {
       if (!take_value()) return fail("missing value for --csv-to");
       o.csv_to = value;
@@ -242,9 +245,11 @@ void Harness::print_csv_header(std::FILE* out) const {
   std::fprintf(
       out,
       "test,size,mpidsm_%s,mpi_%s,mpidsm_over_mpi,mpidsm_min,mpidsm_max,mpi_min,mpi_max,"
-      "ratio_min,ratio_max,mpi_counterpart%s\n",
+      "ratio_min,ratio_max,mpi_counterpart%s",
       unit, unit,
       options_.full ? ",mpidsm_rank_min,mpidsm_rank_max,mpi_rank_min,mpi_rank_max,iterations" : "");
+  if (options_.ucx) std::fprintf(out, ",ucx_%s,mpidsm_over_ucx,ucx_min,ucx_max", unit);
+  std::fprintf(out, "\n");
 }
 
 void Harness::print_text_header(std::FILE* out) const {
@@ -256,12 +261,14 @@ void Harness::print_text_header(std::FILE* out) const {
                spec_.window ? (", window " + std::to_string(options_.window)).c_str() : "");
   std::fprintf(out, "# medians of %d interleaved repetitions; ratio-min/max: their spread\n",
                kSlices);
+  if (options_.ucx) std::fprintf(out, "# UCX: %s\n", spec_.ucx);
   // Rows are message sizes, or named operations (README: "What each row measures").
   std::fprintf(out, "%-12s %14s %14s %12s %10s %10s  %-24s", spec_.sizes ? "# Size" : "# Test",
                "mpidsm", "MPI", "mpidsm/MPI", "ratio-min", "ratio-max", "vs");
   if (options_.full)
     std::fprintf(out, " %12s %12s %12s %12s %11s", "mpidsm-rmin", "mpidsm-rmax", "MPI-rmin",
                  "MPI-rmax", "Iterations");
+  if (options_.ucx) std::fprintf(out, " %14s %12s", "UCX", "mpidsm/UCX");
   std::fprintf(out, "\n");
 }
 
@@ -300,12 +307,15 @@ void Harness::run(const Row& row) {
   // A row without an MPI equivalent prints nan in the MPI and ratio columns.
   const Slice no_mpi = [](std::size_t, int) { return std::nan(""); };
   const Slice& mpi = row.mpi ? row.mpi : no_mpi;
+  const Slice& ucx = options_.ucx && row.ucx ? row.ucx : no_mpi;
   row.mpidsm(row.size, warmup);
   mpi(row.size, warmup);
-  std::vector<double> ours, theirs;
+  ucx(row.size, warmup);
+  std::vector<double> ours, theirs, raw;
   for (int slice = 0; slice < kSlices; ++slice) {
     ours.push_back(row.mpidsm(row.size, iterations));
     theirs.push_back(mpi(row.size, iterations));
+    raw.push_back(ucx(row.size, iterations));
   }
   const std::size_t bytes = row.bytes ? row.bytes : row.size;
   // Microseconds per operation, or MB/s (bytes over time, not a mean of rates).
@@ -313,13 +323,15 @@ void Harness::run(const Row& row) {
     if (!(seconds_per_op > 0)) return seconds_per_op;  // 0 or nan: this rank took no part
     return spec_.unit == Unit::latency_us ? seconds_per_op * 1e6 : bytes / seconds_per_op / 1e6;
   };
-  std::vector<double> xs, ys, ratios;
+  std::vector<double> xs, ys, zs, ratios, over_raw;
   for (int slice = 0; slice < kSlices; ++slice) {
     xs.push_back(figure(ours[static_cast<std::size_t>(slice)]));
     ys.push_back(figure(theirs[static_cast<std::size_t>(slice)]));
+    zs.push_back(figure(raw[static_cast<std::size_t>(slice)]));
     ratios.push_back(xs.back() / ys.back());
+    over_raw.push_back(xs.back() / zs.back());
   }
-  const Spread x = spread(xs), y = spread(ys), ratio = spread(ratios);
+  const Spread x = spread(xs), y = spread(ys), z = spread(zs), ratio = spread(ratios);
   std::pair<double, double> x_range, y_range;
   if (options_.full) {
     x_range = across_ranks(x.median);
@@ -328,9 +340,24 @@ void Harness::run(const Row& row) {
   if (rank_ != 0) return;
   const std::string label = row.label.empty() ? std::to_string(row.size) : row.label;
   const std::string vs = !row.mpi ? "(none)" : row.mpi_name.empty() ? spec_.mpi : row.mpi_name;
-  const Measured m{
-      label, vs,     x.median,  y.median,   ratio.median, x.low,   x.high,
-      y.low, y.high, ratio.low, ratio.high, x_range,      y_range, iterations * kSlices};
+  const Measured m{label,
+                   vs,
+                   x.median,
+                   y.median,
+                   ratio.median,
+                   x.low,
+                   x.high,
+                   y.low,
+                   y.high,
+                   ratio.low,
+                   ratio.high,
+                   z.median,
+                   spread(over_raw).median,
+                   z.low,
+                   z.high,
+                   x_range,
+                   y_range,
+                   iterations * kSlices};
   if (options_.csv) {
     print_csv_row(stdout, m);
   } else {
@@ -350,6 +377,8 @@ void Harness::print_csv_row(std::FILE* out, const Measured& m) const {
   if (options_.full)
     std::fprintf(out, ",%.4f,%.4f,%.4f,%.4f,%d", m.ours_ranks.first, m.ours_ranks.second,
                  m.theirs_ranks.first, m.theirs_ranks.second, m.iterations);
+  if (options_.ucx)
+    std::fprintf(out, ",%.4f,%.3f,%.4f,%.4f", m.ucx, m.ours_over_ucx, m.ucx_low, m.ucx_high);
   std::fprintf(out, "\n");
 }
 
@@ -362,6 +391,9 @@ void Harness::print_text_row(std::FILE* out, const Measured& m) const {
   if (options_.full)
     std::fprintf(out, " %12.3f %12.3f %12.3f %12.3f %11d", m.ours_ranks.first, m.ours_ranks.second,
                  m.theirs_ranks.first, m.theirs_ranks.second, m.iterations);
+  if (options_.ucx)
+    std::fprintf(out, spec_.unit == Unit::latency_us ? " %14.3f %12.2f" : " %14.2f %12.2f", m.ucx,
+                 m.ours_over_ucx);
   std::fprintf(out, "\n");
 }
 

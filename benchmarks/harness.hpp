@@ -3,11 +3,12 @@
 // each size, and prints the medians with the ratio's spread and the MPI call
 // each row is measured against:
 //   # Size (or # Test)  mpidsm  MPI  mpidsm/MPI  ratio-min  ratio-max  vs
-//   [-f: min/max across ranks, iterations]
+//   [-f: min/max across ranks, iterations]  [--ucx: UCX  mpidsm/UCX]
 // Options as OSU's: -m/--message-size [min:][max], -i/--iterations,
 // -x/--warmup, -W/--window-size, -f/--full, -v/--version, -h/--help; and
-// --csv, --csv-to FILE. Headers are run_facts.hpp's. Usage and errors are printed once, by rank 0,
-// and every rank then leaves through MPI_Finalize.
+// --csv, --csv-to FILE, and where the benchmark has a raw UCX side (Spec::ucx)
+// --ucx. Headers are run_facts.hpp's. Usage and errors are printed once, by
+// rank 0, and every rank then leaves through MPI_Finalize.
 #pragma once
 
 #include <mpi.h>
@@ -44,6 +45,7 @@ struct Options {
   bool full = false;
   bool csv = false;
   std::string csv_to;  // --csv-to: the CSV is also appended to this file
+  bool ucx = false;    // --ucx: add the raw UCX column (Spec::ucx)
 };
 
 struct Spec {
@@ -61,6 +63,9 @@ struct Spec {
   // Its MPI side needs an MPI window: where MPI gives none, the run stops
   // before it starts, with MPI's error and the setting that gives one.
   bool mpi_window = false;
+  // What the raw UCX column (--ucx) measures, where the benchmark has one
+  // (raw_ucx.hpp); null: --ucx is refused.
+  const char* ucx = nullptr;
 };
 
 // What the command line asks for: a run with these options, or usage,
@@ -83,6 +88,8 @@ struct Row {
   std::size_t size = 8;
   Slice mpidsm;
   Slice mpi;
+  // The same pattern written directly against UCP (--ucx).
+  Slice ucx;
   // The MPI call `mpi` measures, when it differs from the Spec's (no comma:
   // it is a CSV field).
   std::string mpi_name;
@@ -114,6 +121,7 @@ class Harness {
   struct Measured {
     std::string label, vs;
     double ours, theirs, ratio, ours_low, ours_high, theirs_low, theirs_high, ratio_low, ratio_high;
+    double ucx, ours_over_ucx, ucx_low, ucx_high;        // --ucx
     std::pair<double, double> ours_ranks, theirs_ranks;  // -f: across ranks
     int iterations;
   };
