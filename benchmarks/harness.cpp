@@ -304,10 +304,11 @@ void Harness::run(const Row& row) {
   const int total = iterations_for(row.size);
   const int iterations = std::max(1, total / kSlices);
   const int warmup = warmup_for(row.size);
-  // A row without an MPI equivalent prints nan in the MPI and ratio columns.
-  const Slice no_mpi = [](std::size_t, int) { return std::nan(""); };
-  const Slice& mpi = row.mpi ? row.mpi : no_mpi;
-  const Slice& ucx = options_.ucx && row.ucx ? row.ucx : no_mpi;
+  // A side not measured (a row without an MPI equivalent, or no --ucx)
+  // prints nan in its columns and its ratio.
+  const Slice not_measured = [](std::size_t, int) { return std::nan(""); };
+  const Slice& mpi = row.mpi ? row.mpi : not_measured;
+  const Slice& ucx = options_.ucx && row.ucx ? row.ucx : not_measured;
   row.mpidsm(row.size, warmup);
   mpi(row.size, warmup);
   ucx(row.size, warmup);
@@ -340,24 +341,24 @@ void Harness::run(const Row& row) {
   if (rank_ != 0) return;
   const std::string label = row.label.empty() ? std::to_string(row.size) : row.label;
   const std::string vs = !row.mpi ? "(none)" : row.mpi_name.empty() ? spec_.mpi : row.mpi_name;
-  const Measured m{label,
-                   vs,
-                   x.median,
-                   y.median,
-                   ratio.median,
-                   x.low,
-                   x.high,
-                   y.low,
-                   y.high,
-                   ratio.low,
-                   ratio.high,
-                   z.median,
-                   spread(over_raw).median,
-                   z.low,
-                   z.high,
-                   x_range,
-                   y_range,
-                   iterations * kSlices};
+  const Measured m{.label = label,
+                   .vs = vs,
+                   .ours = x.median,
+                   .theirs = y.median,
+                   .ratio = ratio.median,
+                   .ours_low = x.low,
+                   .ours_high = x.high,
+                   .theirs_low = y.low,
+                   .theirs_high = y.high,
+                   .ratio_low = ratio.low,
+                   .ratio_high = ratio.high,
+                   .ucx = z.median,
+                   .ours_over_ucx = spread(over_raw).median,
+                   .ucx_low = z.low,
+                   .ucx_high = z.high,
+                   .ours_ranks = x_range,
+                   .theirs_ranks = y_range,
+                   .iterations = iterations * kSlices};
   if (options_.csv) {
     print_csv_row(stdout, m);
   } else {

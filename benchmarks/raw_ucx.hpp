@@ -7,7 +7,8 @@
 // is ucp_put_nbx and a get ucp_get_nbx, except a put of kLandingBytes or more
 // to a peer whose puts UCX emulates with active messages (tcp), which is an
 // active message sent by rendezvous and received in place, as mpidsm sends it
-// (UCX 1.13 emulates a put as one message and one acknowledgement per 8 KiB).
+// (UCX 1.13 emulates a put there as one message and one acknowledgement per
+// tcp segment, 8 KiB by default).
 #pragma once
 
 #include <mpi.h>

@@ -14,6 +14,7 @@ namespace {
 const char* const kUcxPattern =
     "ucp_put_nbx / ucp_get_nbx, then ucp_ep_flush_nbx; a put of 128 KiB or more to a peer "
     "reached through messages (tcp): ucp_am_send_nbx by rendezvous, received in place";
+static_assert(RawUcx::kLandingBytes == 128 * 1024, "kUcxPattern names the landing size");
 
 // What rank 1's memory holds for the raw UCX gets, and rank 0's source holds
 // for every put: the check after the sweep tells them apart from zeroes.
