@@ -35,7 +35,10 @@ bool names_gone(const std::string& message, int rank) {
   const std::size_t list = message.find("ranks ");
   const std::size_t verb = message.find(" are gone", list);
   if (list == std::string::npos || verb == std::string::npos) return false;
-  const std::string ranks = " " + message.substr(list + 6, verb - list - 6) + ",";
+  // Appended rather than " " + substr + ",": GCC 12 at -O3 flags that
+  // expression with a false -Wrestrict.
+  std::string ranks = " ";
+  ranks.append(message, list + 6, verb - list - 6).append(",");
   return ranks.find(" " + number + ",") != std::string::npos ||
          ranks.find(" " + number + " ") != std::string::npos;
 }
