@@ -1,5 +1,5 @@
-// IdleBackoff: a wait yields while it is young, sleeps once it has yielded
-// kYieldsBeforeSleep times in a row, and yields again after progress.
+// IdleBackoff: a wait yields while it is young, sleeps once it has been idle
+// for kYieldFor, and yields again after progress.
 #include "transport/progress/idle_backoff.hpp"
 
 #include <gtest/gtest.h>
@@ -9,31 +9,39 @@
 namespace mpidsm::detail {
 namespace {
 
-TEST(IdleBackoff, YieldsUntilItsYieldsAreSpentThenSleeps) {
+using Clock = IdleBackoff::Clock;
+
+TEST(IdleBackoff, YieldsUntilIdleForItsTimeThenSleeps) {
   IdleBackoff backoff;
-  for (unsigned i = 0; i < IdleBackoff::kYieldsBeforeSleep; ++i) {
-    EXPECT_FALSE(backoff.sleeps_next()) << "idle " << i;
-    backoff.idle();
-  }
-  EXPECT_TRUE(backoff.sleeps_next());
+  const Clock::time_point first = Clock::now();
+  EXPECT_FALSE(backoff.sleeps_next(first)) << "a wait that never idled";
+  // However many idle polls: a count of yields is no measure of time.
+  for (int i = 0; i < 10000; ++i) backoff.idle(first + IdleBackoff::kYieldFor / 2);
+  EXPECT_FALSE(backoff.sleeps_next(first + IdleBackoff::kYieldFor / 2 + IdleBackoff::kYieldFor -
+                                   std::chrono::microseconds(1)))
+      << "idle since its first idle poll, not since the first call";
+  EXPECT_TRUE(backoff.sleeps_next(first + IdleBackoff::kYieldFor * 3 / 2));
   // A sleep lasts at least its length (nanosleep never returns early
   // without a signal, and none is sent here).
-  const auto start = std::chrono::steady_clock::now();
-  backoff.idle();
-  EXPECT_GE(std::chrono::steady_clock::now() - start, IdleBackoff::kSleep);
-  EXPECT_TRUE(backoff.sleeps_next()) << "a wait still idle keeps sleeping";
+  const auto start = Clock::now();
+  backoff.idle(first + IdleBackoff::kYieldFor * 3 / 2);
+  EXPECT_GE(Clock::now() - start, IdleBackoff::kSleep);
+  EXPECT_TRUE(backoff.sleeps_next(first + IdleBackoff::kYieldFor * 2))
+      << "a wait still idle keeps sleeping";
 }
 
 TEST(IdleBackoff, ProgressMakesTheWaitYieldAgain) {
   IdleBackoff backoff;
-  for (unsigned i = 0; i < IdleBackoff::kYieldsBeforeSleep; ++i) backoff.idle();
-  ASSERT_TRUE(backoff.sleeps_next());
+  const Clock::time_point first = Clock::now();
+  backoff.idle(first);
+  ASSERT_TRUE(backoff.sleeps_next(first + IdleBackoff::kYieldFor));
   backoff.progressed();
-  EXPECT_FALSE(backoff.sleeps_next());
-  for (unsigned i = 1; i < IdleBackoff::kYieldsBeforeSleep; ++i) backoff.idle();
-  EXPECT_FALSE(backoff.sleeps_next()) << "one yield short of sleeping";
-  backoff.idle();
-  EXPECT_TRUE(backoff.sleeps_next());
+  EXPECT_FALSE(backoff.sleeps_next(first + IdleBackoff::kYieldFor));
+  const Clock::time_point again = first + IdleBackoff::kYieldFor * 2;
+  backoff.idle(again);
+  EXPECT_FALSE(backoff.sleeps_next(again + IdleBackoff::kYieldFor - std::chrono::microseconds(1)))
+      << "the new idle spell counts from its own first poll";
+  EXPECT_TRUE(backoff.sleeps_next(again + IdleBackoff::kYieldFor));
 }
 
 }  // namespace
