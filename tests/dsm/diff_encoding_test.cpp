@@ -297,15 +297,48 @@ INSTANTIATE_TEST_SUITE_P(ThisCpu, EveryKernel, ::testing::ValuesIn(kinds_here())
                                                                                  : "_exclusive");
                          });
 
-// Scattered changes cost about a page on the wire, not a header per run.
+// Scattered changes cost about a page on the wire, not a header per run,
+// whether the changed bytes go packed or in their whole words.
 TEST(DiffMessage, ScatteredChangesTakeAboutAPage) {
   auto [twin, page] = floats_updated(4096);
   EXPECT_GT(runs_of(twin, page).size(), 500u);
+  for (DiffKernel kind : {DiffKernel::automatic, DiffKernel::words}) {
+    Bytes message(max_diff_record(4096));
+    DiffShape shape;
+    const std::size_t length = encode_diff(*find_diff_kernel(kind), 0, twin.data(), page.data(),
+                                           4096, message.data(), shape);
+    EXPECT_LE(length, 4096u + 4096u / 8 + 16u) << to_string(kind);
+  }
+}
+
+// The words kernel sends changed words whole; a record whose mask bytes
+// name more or fewer words than its count says is refused before any byte
+// of its page is written.
+TEST(DiffMessage, WordsRecordsWhoseMasksDisagreeAreRefused) {
+  const DiffKernelOps& words = *find_diff_kernel(DiffKernel::words);
+  Bytes twin(4096, std::byte{0}), page = twin;
+  for (std::size_t i = 0; i < page.size(); i += 64) page[i] = page[i + 3] = std::byte{1};
   Bytes message(max_diff_record(4096));
   DiffShape shape;
-  const std::size_t length = encode_diff(*find_diff_kernel(DiffKernel::automatic), 0, twin.data(),
-                                         page.data(), 4096, message.data(), shape);
-  EXPECT_LE(length, 4096u + 4096u / 8 + 16u);
+  const std::size_t length =
+      encode_diff(words, 0, twin.data(), page.data(), 4096, message.data(), shape);
+  ASSERT_EQ(shape.runs, 128u);
+  ASSERT_EQ(length, 16u + 512u + 64u * 8u) << "header, mask bytes, 64 whole words";
+  for (PageAccess access : {PageAccess::shared, PageAccess::exclusive}) {
+    Bytes home(4096, std::byte{2});
+    CountingGuard guard(access);
+    Bytes extra = message;  // one more word named than sent
+    extra[16 + 1] = std::byte{1};
+    EXPECT_FALSE(apply_diffs(words, extra.data(), length, home.data(), 1, 4096, guard));
+    Bytes fewer = message;  // one fewer
+    fewer[16] = std::byte{0};
+    EXPECT_FALSE(apply_diffs(words, fewer.data(), length, home.data(), 1, 4096, guard));
+    EXPECT_EQ(home, Bytes(4096, std::byte{2})) << "nothing written";
+    EXPECT_TRUE(guard.idle());
+    ASSERT_TRUE(apply_diffs(words, message.data(), length, home.data(), 1, 4096, guard));
+    for (std::size_t i = 0; i < home.size(); ++i)
+      ASSERT_EQ(home[i], i % 64 == 0 || i % 64 == 3 ? std::byte{1} : std::byte{2}) << "byte " << i;
+  }
 }
 
 TEST(DiffMessage, MalformedMessagesAreRefused) {

@@ -67,6 +67,10 @@ DiffShape store_words(const std::byte* twin, const std::byte* page, std::byte* h
 
 }  // namespace
 
+// Its pack does not go on the wire (diff_message.cpp sends this kernel's
+// changed words whole); it stays the reference every other kernel's pack is
+// tested against, and its unpack reads the packed diffs of ranks whose CPUs
+// have a shuffle.
 const DiffKernelOps& words_diff_kernel() {
   static constexpr DiffKernelOps ops = [] {
     DiffKernelOps words = kernel_ops<Words>(DiffKernel::words);

@@ -1,14 +1,16 @@
 #include "diff_message.hpp"
 
+#include "diff_blocks.hpp"
+
 namespace mpidsm::detail {
 namespace {
 
-enum class Body : std::uint32_t { runs = 1, mask = 2 };
+enum class Body : std::uint32_t { runs = 1, mask = 2, words = 3 };
 
 struct RecordHeader {
   std::uint64_t page;
   Body body;
-  std::uint32_t count;  // runs, or changed bytes
+  std::uint32_t count;  // runs, changed bytes, or changed words
 };
 
 struct Run {
@@ -31,6 +33,46 @@ bool take(const std::byte*& in, const std::byte* end, T& value) {
   return true;
 }
 
+// The `words` body after its mask bytes: each changed word whole, its mask
+// byte written at `masks`. Returns the words written.
+std::uint32_t pack_changed_words(const std::byte* twin, const std::byte* page,
+                                 std::size_t page_size, std::byte* masks, std::byte* out) {
+  std::uint32_t changed_words = 0;
+  for (std::size_t i = 0; i < page_size; i += 8) {
+    const std::uint64_t now = load_word(page + i);
+    const unsigned mask = changed_bytes(load_word(twin + i), now);
+    masks[i / 8] = static_cast<std::byte>(mask);
+    if (mask == 0) continue;
+    std::memcpy(out + 8 * std::size_t{changed_words++}, &now, sizeof now);
+  }
+  return changed_words;
+}
+
+// Stores a `words` body's changed bytes into `target`: a word at a time,
+// blended, under PageAccess::exclusive or where all of its bytes changed,
+// otherwise exactly the changed bytes. False, having written nothing, when the mask bytes name
+// other than `count` words.
+bool unpack_changed_words(const std::byte* masks, const std::byte* words, std::uint32_t count,
+                          std::byte* target, std::size_t page_size, PageAccess access) {
+  std::uint32_t named = 0;
+  for (std::size_t w = 0; w < page_size / 8; ++w) named += masks[w] != std::byte{0};
+  if (named != count) return false;
+  for (std::size_t w = 0; w < page_size / 8; ++w) {
+    const auto mask = static_cast<unsigned>(masks[w]);
+    if (mask == 0) continue;
+    std::byte* const to = target + 8 * w;
+    if (access == PageAccess::exclusive || mask == 0xFFu) {
+      const std::uint64_t keep = kByteMasks[mask];
+      const std::uint64_t word = (load_word(to) & ~keep) | (load_word(words) & keep);
+      std::memcpy(to, &word, sizeof word);
+    } else {
+      store_changed_bytes(to, words, mask);
+    }
+    words += 8;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::size_t max_diff_record(std::size_t page_size) {
@@ -44,6 +86,13 @@ std::size_t encode_diff(const DiffKernelOps& kernel, std::uint64_t page_index,
   const std::size_t words = page_size / 8;
   const bool as_runs = shape.runs * sizeof(Run) <= words;
   std::byte* at = out;
+  if (!as_runs && kernel.kind == DiffKernel::words) {
+    std::byte* const body = out + sizeof(RecordHeader);
+    const std::uint32_t changed_words =
+        pack_changed_words(twin, page, page_size, body, body + words);
+    put_at(at, RecordHeader{page_index, Body::words, changed_words});
+    return sizeof(RecordHeader) + words + 8 * std::size_t{changed_words};
+  }
   put_at(at, RecordHeader{page_index, as_runs ? Body::runs : Body::mask,
                           static_cast<std::uint32_t>(as_runs ? shape.runs : shape.bytes)});
   if (as_runs) {
@@ -83,6 +132,11 @@ bool apply_diffs(const DiffKernelOps& kernel, const std::byte* message, std::siz
       applied = static_cast<std::size_t>(end - in) >= words + header.count &&
                 kernel.unpack(in, in + words, header.count, target, page_size, access);
       in += applied ? words + header.count : 0;
+    } else if (header.body == Body::words) {
+      const std::size_t body = words + 8 * std::size_t{header.count};
+      applied = static_cast<std::size_t>(end - in) >= body &&
+                unpack_changed_words(in, in + words, header.count, target, page_size, access);
+      in += applied ? body : 0;
     } else {
       applied = false;
     }

@@ -3,7 +3,11 @@
 // bytes). Per page: a record header, then whichever body is smaller:
 //   runs: per run its offset and length (32-bit each), then its bytes;
 //   mask: one byte per 64-bit word of the page (bit i: byte i changed),
-//         then every changed byte, packed in page order.
+//         then every changed byte, packed in page order;
+//   words: the same mask bytes, then every word with a changed byte,
+//         whole. The `words` kernel sends this instead of `mask`: without
+//         a byte shuffle, packing and spreading out a byte at a time cost
+//         it more than the unchanged bytes of changed words cost the wire.
 // The home stores only the changed bytes, so the encoding stays byte-exact
 // (diff.hpp says why it must).
 #pragma once
