@@ -74,15 +74,21 @@ inline constexpr auto kByteMasks = [] {
   return table;
 }();
 
+// The 64-bit word at `to` with the bytes `take` marks (0xFF each) taken
+// from `word`: the others are read and written back, so only a holder of
+// the page alone may call it (PageAccess::exclusive), or one that takes
+// every byte.
+inline void blend_word(std::byte* to, std::uint64_t word, std::uint64_t take) {
+  const std::uint64_t blended = (load_word(to) & ~take) | (word & take);
+  std::memcpy(to, &blended, sizeof blended);
+}
+
 // The 64-byte block at `to` with the bytes `changed` marks taken from
-// `from`, a word at a time: the others are read and written back, so only
-// a holder of the page alone may call it (PageAccess::exclusive).
+// `from`, a word at a time (blend_word: PageAccess::exclusive only).
 inline void blend_block_portable(std::byte* to, const std::byte* from, std::uint64_t changed) {
   for (unsigned w = 0; w < 8; ++w) {
-    const std::uint64_t mask = kByteMasks[changed >> (8 * w) & 0xFFu];
-    if (mask == 0) continue;
-    const std::uint64_t word = (load_word(to + 8 * w) & ~mask) | (load_word(from + 8 * w) & mask);
-    std::memcpy(to + 8 * w, &word, sizeof word);
+    const std::uint64_t take = kByteMasks[changed >> (8 * w) & 0xFFu];
+    if (take != 0) blend_word(to + 8 * w, load_word(from + 8 * w), take);
   }
 }
 

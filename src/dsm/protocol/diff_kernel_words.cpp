@@ -52,9 +52,7 @@ DiffShape store_words_alone(const std::byte* twin, const std::byte* page, std::b
     shape.bytes += (changed * kLowBits) >> 56;
     shape.runs += (starts * kLowBits) >> 56;
     previous_last = changed >> 56;
-    const std::uint64_t mask = changed * 0xFF;
-    const std::uint64_t word = (load_word(home + i) & ~mask) | (now & mask);
-    std::memcpy(home + i, &word, sizeof word);
+    blend_word(home + i, now, changed * 0xFF);
   }
   return shape;
 }

@@ -50,8 +50,8 @@ std::uint32_t pack_changed_words(const std::byte* twin, const std::byte* page,
 
 // Stores a `words` body's changed bytes into `target`: a word at a time,
 // blended, under PageAccess::exclusive or where all of its bytes changed,
-// otherwise exactly the changed bytes. False, having written nothing, when the mask bytes name
-// other than `count` words.
+// otherwise exactly the changed bytes. False, having written nothing, when
+// the mask bytes name other than `count` words.
 bool unpack_changed_words(const std::byte* masks, const std::byte* words, std::uint32_t count,
                           std::byte* target, std::size_t page_size, PageAccess access) {
   std::uint32_t named = 0;
@@ -61,13 +61,10 @@ bool unpack_changed_words(const std::byte* masks, const std::byte* words, std::u
     const auto mask = static_cast<unsigned>(masks[w]);
     if (mask == 0) continue;
     std::byte* const to = target + 8 * w;
-    if (access == PageAccess::exclusive || mask == 0xFFu) {
-      const std::uint64_t keep = kByteMasks[mask];
-      const std::uint64_t word = (load_word(to) & ~keep) | (load_word(words) & keep);
-      std::memcpy(to, &word, sizeof word);
-    } else {
+    if (access == PageAccess::exclusive || mask == 0xFFu)
+      blend_word(to, load_word(words), kByteMasks[mask]);
+    else
       store_changed_bytes(to, words, mask);
-    }
     words += 8;
   }
   return true;
