@@ -1,11 +1,13 @@
 // DSM bookkeeping driven without MPI or UCX: the LRU page cache, prefetch
-// selection, twins, pin counts, and the lock notice ring.
+// selection, twins, pin counts, the lock notice ring, and which chunks of a
+// lazy table were used.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
 #include "dsm/engine/prefetch.hpp"
+#include "dsm/memory/lazy_array.hpp"
 #include "dsm/memory/page_cache.hpp"
 #include "dsm/memory/pin_counts.hpp"
 #include "dsm/memory/twin_slots.hpp"
@@ -154,6 +156,50 @@ TEST(NoticeLog, NoticesCarryPageAndWriter) {
   EXPECT_EQ(notice_page(notice), 123456789u);
   EXPECT_EQ(notice_writer(notice), 4242);
   EXPECT_EQ(LockRecordLayout::bytes, 1024u);
+}
+
+// Scans visit only the chunks a write reached: runs of neighbouring used
+// chunks merged, clipped to the range asked for.
+TEST(LazyArray, ScansVisitOnlyTheChunksWritten) {
+  constexpr std::size_t kChunk = UsedChunks::kEntries;
+  LazyArray<std::uint32_t> table(10 * kChunk);
+  const LazyArray<std::uint32_t>& reader = table;
+  EXPECT_EQ(reader[5 * kChunk], 0u);  // a read marks nothing
+  table[2 * kChunk + 7] = 1;
+  table[3 * kChunk] = 2;
+  table[8 * kChunk + 100] = 3;  // beyond the range's end: clipped
+  std::vector<std::pair<std::size_t, std::size_t>> runs;
+  for_each_used_range(kChunk + 5, 7 * kChunk, {&table.used()},
+                      [&](std::size_t begin, std::size_t end) { runs.emplace_back(begin, end); });
+  const std::vector<std::pair<std::size_t, std::size_t>> expected = {{2 * kChunk, 4 * kChunk},
+                                                                     {8 * kChunk, 8 * kChunk + 5}};
+  EXPECT_EQ(runs, expected);
+  // Another table's chunks join the union.
+  LazyArray<std::uint8_t> other(10 * kChunk);
+  other[9 * kChunk] = 1;
+  std::size_t visited = 0;
+  for_each_used_range(0, 10 * kChunk, {&table.used(), &other.used()},
+                      [&](std::size_t begin, std::size_t end) { visited += end - begin; });
+  EXPECT_EQ(visited, 4 * kChunk);
+}
+
+// A reset zeroes the entries written and forgets the chunks it covered
+// whole; a chunk it covers in part stays used, with its other entries kept.
+TEST(LazyArray, ResetZeroesAndForgetsWholeChunks) {
+  constexpr std::size_t kChunk = UsedChunks::kEntries;
+  LazyArray<std::uint64_t> table(4 * kChunk);
+  for (std::size_t i = 0; i < 4 * kChunk; i += 97) table[i] = i + 1;
+  table.reset(kChunk, 2 * kChunk + 10);
+  const LazyArray<std::uint64_t>& reader = table;
+  for (std::size_t i = 0; i < 4 * kChunk; i += 97)
+    EXPECT_EQ(reader[i], i >= kChunk && i < 3 * kChunk + 10 ? 0u : i + 1) << i;
+  EXPECT_TRUE(table.used().used(0));
+  EXPECT_FALSE(table.used().used(1));
+  EXPECT_FALSE(table.used().used(2));
+  EXPECT_TRUE(table.used().used(3));
+  table.reset(0, 4 * kChunk);
+  for (std::size_t chunk = 0; chunk < 4; ++chunk) EXPECT_FALSE(table.used().used(chunk));
+  for (std::size_t i = 0; i < 4 * kChunk; i += 97) EXPECT_EQ(reader[i], 0u) << i;
 }
 
 }  // namespace

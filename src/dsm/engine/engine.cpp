@@ -228,7 +228,12 @@ void Dsm::Engine::free(void* address) {
 
 std::size_t Dsm::Engine::pinned_in(std::size_t first, std::size_t pages) const {
   std::size_t busy = 0;
-  for (std::size_t page = first; page < first + pages; ++page) busy += pinned(page);
+  if (pins_.pinned_pages() == 0) return busy;
+  detail::for_each_used_range(first, pages, {&pins_.used()},
+                              [&](std::size_t begin, std::size_t end) {
+                                for (std::size_t page = begin; page < end; ++page)
+                                  busy += pinned(page);
+                              });
   return busy;
 }
 
@@ -250,16 +255,22 @@ void Dsm::Engine::forget_allocation(std::size_t first, std::size_t pages) {
     unmapped = e;
   }
   const bool give_back = region_.every_peer_mapped();
-  for (std::size_t page = first; page < first + pages; ++page) {
-    if (cache_.contains(page)) {
-      drop_twin(page);
-      forget_copy(page);  // the home's count drops too: counts are never reset
-    } else {
-      drop_registration(page);  // a count a barrier kept (keep_counted), if any
+  // Only pages this rank cached, held, fetched or homed have anything to
+  // undo: the others' entries were never written (and are not read).
+  auto forget_pages = [&](std::size_t begin, std::size_t end) {
+    for (std::size_t page = begin; page < end; ++page) {
+      if (cache_.contains(page)) {
+        drop_twin(page);
+        forget_copy(page);  // the home's count drops too: counts are never reset
+      } else {
+        drop_registration(page);  // a count a barrier kept (keep_counted), if any
+      }
+      if (!give_back && (is_home(state_[page]) || sharing_.fetched_here(page)))
+        std::memset(master(page), 0, page_size_);
     }
-    if (!give_back && (is_home(state_[page]) || sharing_.fetched_here(page)))
-      std::memset(master(page), 0, page_size_);
-  }
+  };
+  detail::for_each_used_range(first, pages, {&cache_.used(), &sharing_.used(), &state_.used()},
+                              forget_pages);
   if (give_back) region_.discard(first * page_size_, pages * page_size_);
   state_.reset(first, pages);
   listed_.reset(first, pages);
@@ -274,16 +285,20 @@ void Dsm::Engine::forget_allocation(std::size_t first, std::size_t pages) {
 }
 
 void Dsm::Engine::unmap(std::size_t first, std::size_t pages) {
-  for (std::size_t page = first; page < first + pages;) {
-    if (protection_.at(page) == PROT_NONE) {
-      ++page;
-      continue;
-    }
-    std::size_t end = page + 1;
-    while (end < first + pages && protection_.at(end) != PROT_NONE) ++end;
-    protect(page, end - page, PROT_NONE);
-    page = end;
-  }
+  // Pages whose protection never changed are PROT_NONE already.
+  detail::for_each_used_range(first, pages, {&protection_.used()},
+                              [&](std::size_t begin, std::size_t last) {
+                                for (std::size_t page = begin; page < last;) {
+                                  if (protection_.at(page) == PROT_NONE) {
+                                    ++page;
+                                    continue;
+                                  }
+                                  std::size_t end = page + 1;
+                                  while (end < last && protection_.at(end) != PROT_NONE) ++end;
+                                  protect(page, end - page, PROT_NONE);
+                                  page = end;
+                                }
+                              });
 }
 
 Coherence Dsm::Engine::coherence_of(const void* address) const {

@@ -103,45 +103,50 @@ void Dsm::Engine::coalesce(std::size_t keep_first, std::size_t keep_count) {
     // A cached page still invalid belongs to a batch being fetched.
     return state_[page] != PageState::invalid;
   };
-  for (std::size_t page = 0; page < pages_;) {
-    if (!droppable(page)) {
-      ++page;
-      continue;
-    }
-    std::size_t end = page + 1;
-    while (end < pages_ && droppable(end)) ++end;
-    // Nothing writes these pages from here on; the budget may be exceeded
-    // for this one call, which gives back far more than it takes.
-    leave_read_only(page, end - page);
-    if (mprotect(view(page), (end - page) * page_size_, PROT_NONE) != 0)
-      throw Error(
-          Errc::no_memory, rank_,
-          std::string("DSM: mprotect while giving mappings back failed: ") + std::strerror(errno));
-    budget_.try_take(protection_.change_if(page, end - page, PROT_NONE), true);
-    protection_.set(page, end - page, PROT_NONE);
-    ++protection_changes_;
-    ++stats_.view_protections;
-    for (; page < end; ++page) {
-      switch (state_[page]) {
-        case PageState::dirty:
-          write_diff(page, true);
-          [[fallthrough]];
-        case PageState::cached:
-          forget_copy(page);
-          break;
-        case PageState::home_exclusive:
-          // Written without notices so far: a copy made meanwhile needs one.
-          if (sharing_.sharers(page) != 0) record_notice(page, true);
-          state_[page] = PageState::home_parked;
-          break;
-        case PageState::home_dirty:
-          record_home_notice(page);
-          [[fallthrough]];
-        default:
-          state_[page] = PageState::home_parked;
+  // Mapped pages lie in chunks whose protection changed; the rest are
+  // PROT_NONE and never read.
+  auto give_back = [&](std::size_t begin, std::size_t last) {
+    for (std::size_t page = begin; page < last;) {
+      if (!droppable(page)) {
+        ++page;
+        continue;
+      }
+      std::size_t end = page + 1;
+      while (end < last && droppable(end)) ++end;
+      // Nothing writes these pages from here on; the budget may be exceeded
+      // for this one call, which gives back far more than it takes.
+      leave_read_only(page, end - page);
+      if (mprotect(view(page), (end - page) * page_size_, PROT_NONE) != 0)
+        throw Error(Errc::no_memory, rank_,
+                    std::string("DSM: mprotect while giving mappings back failed: ") +
+                        std::strerror(errno));
+      budget_.try_take(protection_.change_if(page, end - page, PROT_NONE), true);
+      protection_.set(page, end - page, PROT_NONE);
+      ++protection_changes_;
+      ++stats_.view_protections;
+      for (; page < end; ++page) {
+        switch (state_[page]) {
+          case PageState::dirty:
+            write_diff(page, true);
+            [[fallthrough]];
+          case PageState::cached:
+            forget_copy(page);
+            break;
+          case PageState::home_exclusive:
+            // Written without notices so far: a copy made meanwhile needs one.
+            if (sharing_.sharers(page) != 0) record_notice(page, true);
+            state_[page] = PageState::home_parked;
+            break;
+          case PageState::home_dirty:
+            record_home_notice(page);
+            [[fallthrough]];
+          default:
+            state_[page] = PageState::home_parked;
+        }
       }
     }
-  }
+  };
+  detail::for_each_used_range(0, pages_, {&protection_.used()}, give_back);
   flush_written_homes();
 }
 

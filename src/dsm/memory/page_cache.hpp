@@ -25,6 +25,8 @@ class PageCache {
   std::size_t size() const { return used_; }
   bool full() const { return used_ == slots_.size(); }
   bool contains(std::size_t page) const { return slot_of_[page] != 0; }
+  // The chunks of the region whose pages were ever cached here.
+  const UsedChunks& used() const { return slot_of_.used(); }
 
   // What the engine keeps per cached page; reset when the page leaves.
   struct Entry {

@@ -24,6 +24,8 @@ class PinCounts {
   // slot); false, and nothing changed, when the page has 2^31 - 1 pins.
   bool add(std::size_t page, bool remote);
   void remove(std::size_t page);
+  // The chunks of the region whose pages were ever pinned.
+  const UsedChunks& used() const { return counts_.used(); }
   // Remote pages pinned: cache slots no fetch may use.
   std::size_t remote_pinned() const { return remote_pinned_.load(std::memory_order_relaxed); }
   // Pages pinned, homed here or not.

@@ -18,6 +18,8 @@ class ProtectionMap {
   explicit ProtectionMap(std::size_t pages) : pages_(pages), protection_(pages) {}
 
   int at(std::size_t page) const { return protection_[page]; }
+  // The chunks of the view whose protection ever changed.
+  const UsedChunks& used() const { return protection_.used(); }
   // Mappings of the view: one more than the changes of protection between
   // neighbouring pages.
   std::size_t mappings() const { return boundaries_ + 1; }

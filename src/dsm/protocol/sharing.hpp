@@ -76,6 +76,8 @@ class SharingRecord {
   void send_drops();
   // Whether this rank ever fetched `page` (its local copy may hold data).
   bool fetched_here(std::size_t page) const { return (local_[page] & kEverFetched) != 0; }
+  // The chunks of the region whose pages this rank ever held or fetched.
+  const UsedChunks& used() const { return local_.used(); }
   // This rank's local copy of `page` holds data although it fetched none:
   // the page was homed here and moved (home_moves.hpp).
   void note_local_data(std::size_t page) { local_[page] |= kEverFetched; }
