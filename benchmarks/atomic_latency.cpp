@@ -12,7 +12,7 @@ using namespace mpidsm::bench;
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  {
+  try {
     Harness h(argc, argv, {"Atomic Latency", Unit::latency_us, false, false, 2, "", 2, true});
     Pgas& p = h.pgas();
     auto word = p.allocate<std::uint64_t>(1);
@@ -61,6 +61,8 @@ int main(int argc, char** argv) {
     swap.mpi_name = "MPI_Fetch_and_op(REPLACE) + flush";
     h.run(swap);
     p.free(word);
+  } catch (const std::exception& e) {
+    return mpidsm::bench::leave_on_error(argv[0], e);
   }
   MPI_Finalize();
 }

@@ -7,7 +7,7 @@ using namespace mpidsm::bench;
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  {
+  try {
     Harness h(argc, argv, {"Barrier Latency", Unit::latency_us, false, false, 1, "MPI_Barrier"});
     Pgas& p = h.pgas();
     h.print_header();
@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
       return per_iteration(n, [&](int) { MPI_Barrier(MPI_COMM_WORLD); });
     };
     h.run(row);
+  } catch (const std::exception& e) {
+    return mpidsm::bench::leave_on_error(argv[0], e);
   }
   MPI_Finalize();
 }

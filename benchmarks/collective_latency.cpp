@@ -19,7 +19,7 @@ using namespace mpidsm::bench;
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  {
+  try {
     Harness h(argc, argv, {"Collective Latency", Unit::latency_us, false, false, 1, ""});
     Pgas& p = h.pgas();
     Team team = Team::world(p);
@@ -59,6 +59,8 @@ int main(int argc, char** argv) {
         });
     p.free(source);
     p.free(dest);
+  } catch (const std::exception& e) {
+    return mpidsm::bench::leave_on_error(argv[0], e);
   }
   MPI_Finalize();
 }

@@ -1,7 +1,8 @@
 // DSM barrier latency against MPI_Barrier:
 //   clean         nothing dirty
 //   clean_cached  nothing dirty, with 8192 remote pages cached (the cost must
-//                 not grow with the cache)
+//                 not grow with the cache; fewer where MPIDSM_DSM_SIZE does not
+//                 hold 8192 pages per rank)
 //   dirty_N       each rank wrote one word on N pages homed on the next rank
 //                 (only the barrier is timed: release, notices, invalidation)
 //   floats_256    each rank updated every float of 256 pages homed on the next
@@ -31,7 +32,7 @@ using namespace mpidsm::bench;
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  {
+  try {
     Harness h(argc, argv,
               {"DSM Barrier Latency", Unit::latency_us, false, false, 1, "MPI_Barrier"});
     Dsm dsm(h.runtime());
@@ -41,7 +42,19 @@ int main(int argc, char** argv) {
     // time barriers with nothing to diff.
     dsm.set_home_migration(HomeMigration::off);
     const int me = h.rank(), ranks = h.size();
-    const std::size_t page = dsm.page_size(), per_rank = 8192;
+    const std::size_t page = dsm.page_size();
+    // Each rank's slab: 8192 pages where the region (MPIDSM_DSM_SIZE) holds
+    // them for every rank, fewer with many ranks, but at least the 256 the
+    // dirty rows write, plus the halo rows' page.
+    constexpr std::size_t kSlabPages = 8192, kLeast = 257;
+    const std::size_t per_rank =
+        std::min(kSlabPages, dsm.size() / page / static_cast<std::size_t>(ranks));
+    if (per_rank < kLeast)
+      throw Error(Errc::no_memory, me,
+                  "dsm_barrier_latency needs " + std::to_string(kLeast * page) +
+                      " bytes of the DSM region per rank, " +
+                      std::to_string(kLeast * page * static_cast<std::size_t>(ranks)) +
+                      " in all: raise MPIDSM_DSM_SIZE (now " + std::to_string(dsm.size()) + ")");
     // Pages homed block-wise: rank r's slab is [r*per_rank, (r+1)*per_rank).
     auto* data = dsm.allocate<std::byte>(page * per_rank * static_cast<std::size_t>(ranks));
     std::byte* next_slab = data + page * per_rank * static_cast<std::size_t>((me + 1) % ranks);
@@ -145,6 +158,8 @@ int main(int argc, char** argv) {
     h.run(sync);
     if (sink == 12345) std::puts("");
     dsm.free(data);
+  } catch (const std::exception& e) {
+    return mpidsm::bench::leave_on_error(argv[0], e);
   }
   MPI_Finalize();
 }

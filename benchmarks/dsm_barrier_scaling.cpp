@@ -16,7 +16,7 @@ using namespace mpidsm::bench;
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  {
+  try {
     Harness h(argc, argv,
               {"DSM Barrier Scaling", Unit::latency_us, false, false, 1, "MPI_Barrier"});
     Dsm dsm(h.runtime());
@@ -53,6 +53,8 @@ int main(int argc, char** argv) {
     };
     h.run(dirty);
     dsm.free(pages);
+  } catch (const std::exception& e) {
+    return mpidsm::bench::leave_on_error(argv[0], e);
   }
   MPI_Finalize();
 }

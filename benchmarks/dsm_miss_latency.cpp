@@ -67,7 +67,7 @@ double fault_loop(int n) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  {
+  try {
     Harness h(argc, argv,
               {"DSM Miss Latency", Unit::latency_us, false, false, 2, "MPI_Get + MPI_Win_flush", 0,
                true});
@@ -262,6 +262,8 @@ int main(int argc, char** argv) {
     rt.transport().deregister(remote);
     ahead.free(ahead_data);
     plain.free(plain_data);
+  } catch (const std::exception& e) {
+    return mpidsm::bench::leave_on_error(argv[0], e);
   }
   MPI_Finalize();
 }

@@ -201,6 +201,17 @@ Harness::~Harness() {
   if (csv_to_) std::fclose(csv_to_);
 }
 
+int leave_on_error(const char* program, const std::exception& error) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    std::fprintf(stderr, "%s: %s\n", program, error.what());
+    std::fflush(stderr);
+  }
+  MPI_Finalize();
+  return 1;
+}
+
 void Harness::leave(const std::string& text, int code) {
   if (rank_ == 0) {
     std::fputs(text.c_str(), code == 0 ? stdout : stderr);

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
@@ -96,6 +97,13 @@ struct Row {
   // Bytes moved per operation, for bandwidth (defaults to size).
   std::size_t bytes = 0;
 };
+
+// An error no row caught (a setting too small for what the benchmark
+// allocates, a transfer refused): rank 0 prints it in one line, every rank
+// finalizes MPI, and the program exits 1, instead of std::terminate's abort
+// and a core dump per rank. Errors the runtime raises in collectives reach
+// every rank alike.
+int leave_on_error(const char* program, const std::exception& error);
 
 class Harness {
  public:

@@ -26,7 +26,7 @@ using namespace mpidsm::bench;
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  {
+  try {
     Harness h(argc, argv,
               {"Lock Latency", Unit::latency_us, false, false, 2, "MPI_Win_lock + MPI_Win_unlock",
                0, true});
@@ -162,6 +162,8 @@ int main(int argc, char** argv) {
     h.run(many);
     homes.free(data);
     MPI_Win_free(&win);
+  } catch (const std::exception& e) {
+    return mpidsm::bench::leave_on_error(argv[0], e);
   }
   MPI_Finalize();
 }

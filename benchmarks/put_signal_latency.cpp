@@ -13,7 +13,7 @@ using namespace mpidsm::bench;
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  {
+  try {
     Harness h(argc, argv,
               {"Put Signal Latency", Unit::latency_us, true, false, 2,
                "MPI_Put; flush; MPI_Accumulate; flush", 2, true});
@@ -82,6 +82,8 @@ int main(int argc, char** argv) {
     }
     p.free(signal);
     p.free(data);
+  } catch (const std::exception& e) {
+    return mpidsm::bench::leave_on_error(argv[0], e);
   }
   MPI_Finalize();
 }

@@ -133,7 +133,7 @@ bool sweep(Harness& h, RmaPair& pair, std::size_t bytes_per_op_factor, Ours ours
 int rma_latency(int argc, char** argv, Direction direction) {
   MPI_Init(&argc, &argv);
   bool moved = true;
-  {
+  try {
     Harness h(argc, argv,
               {name(direction, false), Unit::latency_us, true, false, 2,
                direction == Direction::put ? "MPI_Put + MPI_Win_flush" : "MPI_Get + MPI_Win_flush",
@@ -149,6 +149,8 @@ int rma_latency(int argc, char** argv, Direction direction) {
           pair.ucx_nbi(s);
           pair.raw->complete(1);
         });
+  } catch (const std::exception& e) {
+    return leave_on_error(argv[0], e);
   }
   MPI_Finalize();
   return moved ? 0 : 1;
@@ -157,7 +159,7 @@ int rma_latency(int argc, char** argv, Direction direction) {
 int rma_bandwidth(int argc, char** argv, Direction direction) {
   MPI_Init(&argc, &argv);
   bool moved = true;
-  {
+  try {
     Harness h(argc, argv,
               {name(direction, true), Unit::bandwidth_mbs, true, true, 2,
                direction == Direction::put ? "W x MPI_Put + MPI_Win_flush"
@@ -179,6 +181,8 @@ int rma_bandwidth(int argc, char** argv, Direction direction) {
           for (int w = 0; w < window; ++w) pair.ucx_nbi(s);
           pair.raw->complete(1);
         });
+  } catch (const std::exception& e) {
+    return leave_on_error(argv[0], e);
   }
   MPI_Finalize();
   return moved ? 0 : 1;

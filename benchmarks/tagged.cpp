@@ -15,7 +15,7 @@ constexpr int kAckTag = 2;
 
 int tagged_latency(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  {
+  try {
     Harness h(argc, argv, {"Latency", Unit::latency_us, true, false, 2, "MPI_Send + MPI_Recv", 2});
     Messaging& m = h.messaging();
     PageBuffer out(h.options().max_size), in(h.options().max_size);
@@ -59,6 +59,8 @@ int tagged_latency(int argc, char** argv) {
       };
       h.run(row);
     }
+  } catch (const std::exception& e) {
+    return leave_on_error(argv[0], e);
   }
   MPI_Finalize();
   return 0;
@@ -66,7 +68,7 @@ int tagged_latency(int argc, char** argv) {
 
 int tagged_bandwidth(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  {
+  try {
     Harness h(argc, argv,
               {"Bandwidth", Unit::bandwidth_mbs, true, true, 2, "W x MPI_Isend + MPI_Waitall", 2});
     Messaging& m = h.messaging();
@@ -117,6 +119,8 @@ int tagged_bandwidth(int argc, char** argv) {
       };
       h.run(row);
     }
+  } catch (const std::exception& e) {
+    return leave_on_error(argv[0], e);
   }
   MPI_Finalize();
   return 0;
