@@ -1,6 +1,6 @@
 # mpidsm_info as users call it: --parsable prints only NAME=value lines,
 # names the MPI library and every variable, and an unknown MPIDSM_* variable
-# gets a warning on stderr. Invoked by CTest with -DINFO=<mpidsm_info>.
+# gets a warning on stderr; the kernel's prices and features are listed. Invoked by CTest with -DINFO=<mpidsm_info>.
 execute_process(COMMAND env MPIDSM_TYPO_VARIABLE=1 MPIDSM_LOCKS=64 ${INFO} --parsable -a
                 RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT result EQUAL 0)
@@ -14,7 +14,9 @@ foreach(line IN LISTS lines)
   endif()
 endforeach()
 foreach(expected "mpi.library=Open MPI v" "mpidsm.version=" "ucx.version=" "build.compiler="
-                 "MPIDSM_LOCKS=64\n" "MPIDSM_SHM_EAGER_LIMIT=4096\n" "MPIDSM_PROGRESS_THREAD=auto\n")
+                 "MPIDSM_LOCKS=64\n" "MPIDSM_SHM_EAGER_LIMIT=4096\n" "MPIDSM_PROGRESS_THREAD=auto\n"
+                 "kernel.write_fault_us=" "kernel.read_allocates=" "kernel.userfaultfd="
+                 "kernel.userfaultfd_wp_async=" "kernel.pagemap_scan=")
   string(FIND "${out}" "${expected}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "'${expected}' missing from:\n${out}")

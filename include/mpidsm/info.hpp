@@ -54,6 +54,41 @@ struct RdmaDevice {
 /// then empty).
 std::vector<RdmaDevice> rdma_devices();
 
+/// What this machine's kernel charges for, and offers to, a page-fault DSM:
+/// the figures that explain why a DSM ratio moved between two machines.
+struct KernelFacts {
+  /// Median microseconds of a system call that does no work (getppid).
+  double system_call_us = 0;
+  /// Median microseconds of one mprotect of one page.
+  double mprotect_us = 0;
+  /// Median microseconds of a write to a read-only page whose SIGSEGV
+  /// handler makes it writable: the fault, the signal and two mprotects.
+  double write_fault_us = 0;
+  /// A read of an untouched private page allocates memory (the kernel does
+  /// not map its shared zero page): untouched memory that is read is not free.
+  bool read_allocates = false;
+  /// userfaultfd can be opened by this process (user-mode faults only).
+  bool userfaultfd = false;
+  /// Why not, when userfaultfd is false (e.g. "forbidden:
+  /// vm.unprivileged_userfaultfd=0").
+  std::string userfaultfd_error;
+  /// The features UFFDIO_API reports, as its bit mask.
+  std::uint64_t userfaultfd_features = 0;
+  /// userfaultfd's write-protect mode (UFFD_FEATURE_PAGEFAULT_FLAG_WP).
+  bool write_protect = false;
+  /// Write protection resolved by the kernel without a message
+  /// (UFFD_FEATURE_WP_ASYNC, Linux 6.7+).
+  bool write_protect_async = false;
+  /// The PAGEMAP_SCAN ioctl on /proc/self/pagemap (Linux 6.7+).
+  bool pagemap_scan = false;
+};
+
+/// Measures and probes the kernel: a few milliseconds (timings taken over
+/// 2,000 calls, median of 5); `time_costs` false skips the timings. The
+/// write fault is timed with a SIGSEGV handler of its own, restored after:
+/// call it before anything else installs one, or from a tool.
+KernelFacts kernel_facts(bool time_costs = true);
+
 /// @}
 
 }  // namespace mpidsm

@@ -17,8 +17,9 @@ extern char** environ;
 namespace {
 
 struct Options {
-  bool all = false;       // -a: every section, every variable's meaning
-  bool parsable = false;  // --parsable: NAME=value lines
+  bool all = false;          // -a: every section, every variable's meaning
+  bool parsable = false;     // --parsable: NAME=value lines
+  bool kernel_only = false;  // --kernel: the kernel section alone
 };
 
 // The first line of MPI_Get_library_version ("Open MPI v4.1.4, package: ..."),
@@ -117,6 +118,40 @@ void print_rdma(const Options& o) {
   }
 }
 
+const char* yes_no(bool value) {
+  return value ? "yes" : "no";
+}
+
+// What the kernel charges for what the DSM uses, and what it offers: two
+// machines' figures side by side tell why a DSM ratio moved between them.
+void print_kernel(const Options& o) {
+  const mpidsm::KernelFacts k = mpidsm::kernel_facts();
+  const std::string uffd = k.userfaultfd ? "yes" : "no (" + k.userfaultfd_error + ")";
+  if (o.parsable) {
+    std::printf("kernel.system_call_us=%.3f\nkernel.mprotect_us=%.3f\nkernel.write_fault_us=%.3f\n",
+                k.system_call_us, k.mprotect_us, k.write_fault_us);
+    std::printf("kernel.read_allocates=%s\nkernel.userfaultfd=%s\n", yes_no(k.read_allocates),
+                yes_no(k.userfaultfd));
+    std::printf("kernel.userfaultfd_features=0x%llx\nkernel.userfaultfd_wp=%s\n",
+                static_cast<unsigned long long>(k.userfaultfd_features), yes_no(k.write_protect));
+    std::printf("kernel.userfaultfd_wp_async=%s\nkernel.pagemap_scan=%s\n",
+                yes_no(k.write_protect_async), yes_no(k.pagemap_scan));
+    return;
+  }
+  std::printf("\n# What this kernel charges the DSM (medians of 5)\n");
+  std::printf("  system call      %8.3f us\n", k.system_call_us);
+  std::printf("  mprotect         %8.3f us  (one page)\n", k.mprotect_us);
+  std::printf("  write fault      %8.3f us  (SIGSEGV, handler, two mprotects)\n", k.write_fault_us);
+  std::printf("  read of an untouched page allocates: %s\n",
+              k.read_allocates ? "yes (no shared zero page)" : "no (zero page)");
+  std::printf("  userfaultfd      %s\n", uffd.c_str());
+  if (k.userfaultfd)
+    std::printf("    features 0x%llx: write-protect %s, WP_ASYNC %s\n",
+                static_cast<unsigned long long>(k.userfaultfd_features), yes_no(k.write_protect),
+                yes_no(k.write_protect_async));
+  std::printf("  PAGEMAP_SCAN     %s\n", yes_no(k.pagemap_scan));
+}
+
 // The effective value of every variable; 1 when the environment holds a bad one.
 int print_config(const Options& o) {
   mpidsm::Config config;
@@ -149,10 +184,12 @@ int print_config(const Options& o) {
 
 void usage(const char* program, std::FILE* out) {
   std::fprintf(out,
-               "usage: %s [-a] [--parsable] [-h]\n"
+               "usage: %s [-a] [--parsable] [--kernel] [-h]\n"
                "  Prints mpidsm's version, the MPI library and UCX it runs with, UCX's\n"
-               "  transports, RDMA devices and the effective MPIDSM_* configuration.\n"
+               "  transports, RDMA devices, what the kernel charges and offers the DSM,\n"
+               "  and the effective MPIDSM_* configuration.\n"
                "  -a, --all       also the build, and what every variable means\n"
+               "  -k, --kernel    only what the kernel charges and offers the DSM\n"
                "  -p, --parsable  one NAME=value per line (configuration variables under\n"
                "                  their own names, as ucx_info -c prints them)\n"
                "  -h, --help      this text\n",
@@ -169,6 +206,8 @@ int main(int argc, char** argv) {
       options.all = true;
     } else if (arg == "-p" || arg == "--parsable") {
       options.parsable = true;
+    } else if (arg == "-k" || arg == "--kernel") {
+      options.kernel_only = true;
     } else if (arg == "-h" || arg == "--help") {
       usage(argv[0], stdout);
       return 0;
@@ -178,8 +217,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (options.kernel_only) {
+    print_kernel(options);
+    return 0;
+  }
   print_versions(options);
   print_ucx(options);
   print_rdma(options);
+  print_kernel(options);
   return print_config(options);
 }
