@@ -28,6 +28,8 @@ if ((status == 77)); then
   exit 0
 fi
 ((status == 0)) || exit "$status"
+# A job whose rank died ends, on one node and across hosts.
+bash "$here/check-job-ends.sh"
 # Confined, each host's ranks run on cores of their own (77: one core).
 status=0
 bash "$here/check-hosts-confine.sh" || status=$?

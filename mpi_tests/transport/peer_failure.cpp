@@ -2,12 +2,15 @@
 // (mpirun --enable-recovery keeps the survivors running): every survivor must
 // get Errc::transport naming the dead rank within 10 s, instead of a hang,
 // and then destroy its Dsm, Pgas and Runtime within 10 s more.
-//   mpirun --enable-recovery -np N peer_failure <scenario>
+//   mpirun --enable-recovery -np N peer_failure <scenario> [exit|return|finalize]
 // Scenarios: barrier lock wait_flag sync_with wait_until recv put get
 // pgas_barrier dsm_allocate dsm_free pgas_allocate pgas_free.
 // Prints one line per survivor and exits 0 when all of them got that error.
-// A plain program: survivors leave with _exit, as MPI_Finalize cannot
-// complete without the dead rank.
+// A plain program: survivors leave with _exit by default, as MPI_Finalize
+// cannot complete without the dead rank; `return` returns from main without
+// it, `finalize` calls it and returns (scripts/check-job-ends.sh: whatever
+// the survivors do, the job must end). The victim prints when it dies
+// (CLOCK_REALTIME, which every simulated host shares).
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -15,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +56,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const std::string scenario = argc > 1 ? argv[1] : "";
+  const std::string leave = argc > 2 ? argv[2] : "exit";
   std::optional<Runtime> runtime(std::in_place, MPI_COMM_WORLD);
   std::optional<Pgas> pgas(std::in_place, *runtime);
   std::optional<Dsm> dsm(std::in_place, *runtime);
@@ -64,7 +69,14 @@ int main(int argc, char** argv) {
   std::vector<char> buffer(kBytes, 'x');
   if (scenario == "lock" && me == victim) dsm->lock(3);  // dies holding it
   MPI_Barrier(MPI_COMM_WORLD);
-  if (me == victim) raise(SIGKILL);
+  if (me == victim) {
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    std::printf("rank %d: dies at %lld.%09ld\n", me, static_cast<long long>(now.tv_sec),
+                now.tv_nsec);
+    std::fflush(stdout);
+    raise(SIGKILL);
+  }
 
   const auto start = std::chrono::steady_clock::now();
   std::string outcome = "no error";
@@ -126,5 +138,7 @@ int main(int argc, char** argv) {
               ok ? "ok" : "FAILED", to_error, to_destroyed, outcome.c_str());
   std::fflush(stdout);
   sleep(3);  // a survivor leaving at once would look dead to the others
+  if (leave == "finalize") MPI_Finalize();
+  if (leave == "return" || leave == "finalize") return ok ? 0 : 1;
   _exit(ok ? 0 : 1);
 }
