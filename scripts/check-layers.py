@@ -27,7 +27,7 @@ SUBLAYERS = {"dsm": {"memory": 0, "placement": 1, "protocol": 1, "fault": 1, "en
 # Public headers: the folder whose layer they belong to.
 PUBLIC = {
     "language.hpp": "common", "status.h": "common", "error.hpp": "common",
-    "config.hpp": "common", "coherence.hpp": "common", "info.hpp": "common",
+    "config.hpp": "runtime", "progress_modes.hpp": "transport", "coherence.hpp": "common", "info.hpp": "common",
     "version.h": "common", "version.hpp": "common", "transport.hpp": "transport", "runtime.hpp": "runtime",
     "messaging.hpp": "runtime", "pgas.hpp": "pgas", "team.hpp": "pgas", "dsm.hpp": "dsm",
     "placement.hpp": "dsm", "mpidsm.h": "c_api", "mpidsm.hpp": "tools",

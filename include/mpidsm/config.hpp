@@ -13,26 +13,12 @@
 #include <vector>
 
 #include "mpidsm/coherence.hpp"
+#include "mpidsm/progress_modes.hpp"
 
 namespace mpidsm {
 
 /// \addtogroup runtime
 /// @{
-
-/// Whether a thread drives UCX progress on behalf of remote ranks' operations.
-enum class ProgressMode {
-  automatic,  ///< started when some peer's memory is not reachable by load/store
-  on,         ///< always started
-  off,        ///< never started: remote ranks' emulated RMA waits for this rank's calls
-};
-
-/// Whether blocking waits yield the CPU after a short run of idle polls (as
-/// Open MPI's mpi_yield_when_idle does) instead of spinning.
-enum class YieldMode {
-  automatic,  ///< when this node runs more ranks than it has CPUs
-  on,         ///< always: a loaded node, or hosts that share cores
-  off,        ///< never: spin for the lowest latency
-};
 
 /// Whether DSM pages move home to the rank that writes them (JIAJIA's home
 /// migration), decided at each barrier from its write notices.
@@ -139,11 +125,6 @@ struct Config {
   /// does not know: usually a typo the user wants to hear about.
   static std::vector<std::string> unknown_variables(char* const* env);
 };
-
-/// The mode as MPIDSM_PROGRESS_THREAD spells it.
-const char* to_string(ProgressMode mode);
-/// The mode as MPIDSM_YIELD_WHEN_IDLE spells it.
-const char* to_string(YieldMode mode);
 
 /// The mode as MPIDSM_HOME_MIGRATION spells it.
 const char* to_string(HomeMigration mode);

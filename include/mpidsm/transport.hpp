@@ -28,11 +28,12 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "mpidsm/config.hpp"
+#include "mpidsm/progress_modes.hpp"
 #include "mpidsm/error.hpp"
 
 namespace mpidsm {

@@ -153,28 +153,7 @@ Choice parse_choice(const char* variable, const std::string& text,
   bad_value(variable, text, allowed.c_str());
 }
 
-template <class Mode>
-const char* mode_name(Mode mode) {
-  switch (mode) {
-    case Mode::automatic:
-      return "auto";
-    case Mode::on:
-      return "on";
-    case Mode::off:
-      return "off";
-  }
-  return "?";
-}
-
 }  // namespace
-
-const char* to_string(ProgressMode mode) {
-  return mode_name(mode);
-}
-
-const char* to_string(YieldMode mode) {
-  return mode_name(mode);
-}
 
 const char* to_string(HomeMigration mode) {
   switch (mode) {
