@@ -116,6 +116,9 @@ int shmem_addr_accessible(const void* addr, int pe);
 void* shmem_ptr(const void* dest, int pe);
 void shmem_info_get_version(int* major, int* minor);
 void shmem_info_get_name(char* name);
+/* OpenSHMEM 1.5's profiling control: levels 0 (off) to 2 are accepted and,
+ * with no profiling library attached, change nothing. */
+void shmem_pcontrol(const int level, ...);
 /* Deprecated forms existing programs still call. */
 void start_pes(int npes);
 int _my_pe(void);
@@ -450,6 +453,14 @@ MPIDSM_SHMEM_COMPLEX_REDUCE_TYPES(MPIDSM_SHMEM_DECLARE_ARITH_REDUCE)
  * ... (PE_size of them); pSync and pWrk are accepted and not used. */
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long* pSync);
 void shmem_sync(int PE_start, int logPE_stride, int PE_size, long* pSync);
+/* OpenSHMEM 1.5's shmem_sync(team) and the deprecated 4-argument form share
+ * a name: the number of arguments picks one (shmem_team_sync, or the
+ * function above, named in parentheses so that this macro does not expand
+ * again). A program may still take the address of shmem_sync. */
+#define MPIDSM_SHMEM_SYNC_PICK(_1, _2, _3, _4, NAME, ...) NAME
+#define shmem_sync(...)                                                                  \
+  MPIDSM_SHMEM_SYNC_PICK(__VA_ARGS__, (shmem_sync), MPIDSM_SHMEM_SYNC_WRONG_ARITY,       \
+                         MPIDSM_SHMEM_SYNC_WRONG_ARITY, shmem_team_sync, )(__VA_ARGS__)
 #define MPIDSM_SHMEM_DECLARE_ACTIVE_SET(BITS)                                              \
   void shmem_broadcast##BITS(void* dest, const void* source, size_t nelems, int PE_root,   \
                              int PE_start, int logPE_stride, int PE_size, long* pSync);    \

@@ -31,6 +31,7 @@ void transfer(const char* f, bool is_put, bool nbi, shmem_ctx_t ctx, void* dest,
               std::size_t n, int pe) noexcept {
   guarded(f, [&] {
     Pgas& p = pgas(f);
+    if (n == 0) return;  // a no-op whatever the addresses, as in every OpenSHMEM
     const std::size_t bytes = array_bytes(n, sizeof(T), p.rank(), f);
     if (is_put)
       p.put_to(dest, source, bytes, world_pe(ctx, pe, f), nbi);
@@ -44,6 +45,7 @@ void strided(const char* f, bool is_put, shmem_ctx_t ctx, void* dest, const void
              std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t n, int pe) noexcept {
   guarded(f, [&] {
     Pgas& p = pgas(f);
+    if (n == 0) return;  // a no-op whatever the addresses
     const int rank = world_pe(ctx, pe, f);
     if (is_put)
       p.iput(p.global(static_cast<T*>(dest), rank), static_cast<const T*>(source), dst, sst, 1, n);

@@ -24,6 +24,20 @@ namespace {
 
 int init_calls = 0;  // shmem_init calls not yet matched by shmem_finalize
 
+// OpenSHMEM 1.0-1.4 programs (start_pes) and many later ones never call
+// shmem_finalize: finalization is then implicit at exit, as the
+// specification says, so every PE leaves through MPI_Finalize and the job
+// exits 0. Runs from exit() (a return from main included), once per
+// process; nothing when the program finalized, or MPI is gone already.
+void finalize_at_exit() {
+  if (!the_library) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  init_calls = 1;
+  shmem_finalize();
+}
+
 int mpi_level_of(int shmem_level) {
   switch (shmem_level) {
     case SHMEM_THREAD_SINGLE:
@@ -77,6 +91,10 @@ int start(int requested, const char* function) {
   mpidsm_shmem_team_shared.team = Team::shared(made->pgas);
   the_library = made.release();
   init_calls = 1;
+  static const bool registered = std::atexit(finalize_at_exit) == 0;
+  if (!registered)
+    std::fprintf(stderr, "mpidsm shmem: %s: could not register the finalization at exit\n",
+                 function);
   return the_library->thread_level;
 }
 
@@ -238,9 +256,14 @@ void shmem_info_get_version(int* major, int* minor) {
   *minor = SHMEM_MINOR_VERSION;
 }
 
+// SHMEM_VENDOR_STRING, as the specification asks the two to agree (the
+// version is shmem_info_get_version's and mpidsm_info's to tell).
 void shmem_info_get_name(char* name) {
-  std::snprintf(name, SHMEM_MAX_NAME_LEN, "mpidsm %d.%d.%d", MPIDSM_VERSION_MAJOR,
-                MPIDSM_VERSION_MINOR, MPIDSM_VERSION_PATCH);
+  std::snprintf(name, SHMEM_MAX_NAME_LEN, "%s", SHMEM_VENDOR_STRING);
 }
+
+// A profiling interface's hook: with no profiling library above this one,
+// every level leaves the library as it is.
+void shmem_pcontrol(const int, ...) {}
 
 }  // extern "C"
