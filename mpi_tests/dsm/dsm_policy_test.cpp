@@ -53,8 +53,12 @@ TEST_F(DsmPolicy, APolicyThatDiffersOrIsUnknownFailsEveryRank) {
   Dsm& d = *dsm_;
   if (ranks() > 1) {
     const Coherence mine = me() == ranks() - 1 ? Coherence::update : Coherence::invalidate;
+    // The one thing that differed is named, with both values.
     EXPECT_MPIDSM_ERROR(d.allocate<int>(16, Placement::block(), mine), Errc::collective_mismatch,
-                        "coherence policies");
+                        "ranks passed different coherence policies (invalidate and update)");
+    const Placement placement = me() == 0 ? Placement::block() : Placement::cyclic(1);
+    EXPECT_MPIDSM_ERROR(d.allocate<int>(16, placement), Errc::collective_mismatch,
+                        "ranks passed different placements");
   }
   EXPECT_MPIDSM_ERROR(d.allocate<int>(16, Placement::block(), static_cast<Coherence>(9)),
                       Errc::invalid_argument, "coherence policy 9");

@@ -293,7 +293,8 @@ void Pgas::free_bytes(const detail::Allocation* allocation, std::uint64_t genera
                     allocation ? "Pgas::free: the allocation was already freed"
                     : local    ? "Pgas::free: no live allocation of this Pgas starts at " +
                                   detail::describe_address(local)
-                            : "Pgas::free: the array was never allocated");
+                            : "Pgas::free: the array holds no allocation: it was freed already "
+                              "(a free empties it), or never allocated");
   else if (allocation->owner != &s)
     failure.emplace(Errc::unregistered, rank_,
                     "Pgas::free: the array was allocated by another Pgas");

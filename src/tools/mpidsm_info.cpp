@@ -192,6 +192,7 @@ void usage(const char* program, std::FILE* out) {
                "  -k, --kernel    only what the kernel charges and offers the DSM\n"
                "  -p, --parsable  one NAME=value per line (configuration variables under\n"
                "                  their own names, as ucx_info -c prints them)\n"
+               "  -V, --version   the version of mpidsm\n"
                "  -h, --help      this text\n",
                program);
 }
@@ -206,6 +207,9 @@ int main(int argc, char** argv) {
       options.all = true;
     } else if (arg == "-p" || arg == "--parsable") {
       options.parsable = true;
+    } else if (arg == "-V" || arg == "--version") {
+      std::printf("mpidsm_info (mpidsm %s)\n", library_version().c_str());
+      return 0;
     } else if (arg == "-k" || arg == "--kernel") {
       options.kernel_only = true;
     } else if (arg == "-h" || arg == "--help") {

@@ -119,16 +119,27 @@ void Dsm::Engine::abandon_transport() {
 void* Dsm::Engine::allocate(std::size_t bytes, const Placement& placement, Coherence coherence) {
   detail::check_not_forked(rank_, "Dsm::allocate");
   MPI_Comm comm = runtime_.comm();
-  // Every rank must describe the same allocation.
+  // Every rank must describe the same allocation: its size, its placement
+  // (as a digest) and its coherence policy, compared apart so that the
+  // error names the one that differed.
   const long long mine[] = {
       static_cast<long long>(bytes),
-      static_cast<long long>(detail::Allocations::digest(bytes, placement, coherence))};
+      static_cast<long long>(detail::Allocations::digest(0, placement, Coherence::adaptive)),
+      static_cast<long long>(coherence)};
   const detail::ValueRange agreed = detail::value_range(comm, rank_, mine, "Dsm::allocate");
-  if (!agreed.uniform())
-    throw Error(
-        Errc::collective_mismatch, rank_,
-        "Dsm::allocate: ranks passed different sizes, placements or coherence policies (sizes " +
-            std::to_string(agreed.low[0]) + " to " + std::to_string(agreed.high[0]) + " bytes)");
+  if (!agreed.uniform()) {
+    std::string differ;
+    auto name = [&](const std::string& what) { differ += (differ.empty() ? "" : ", ") + what; };
+    if (agreed.low[0] != agreed.high[0])
+      name("sizes (" + std::to_string(agreed.low[0]) + " to " + std::to_string(agreed.high[0]) +
+           " bytes)");
+    if (agreed.low[1] != agreed.high[1]) name("placements");
+    if (agreed.low[2] != agreed.high[2])
+      name(std::string("coherence policies (") + to_string(static_cast<Coherence>(agreed.low[2])) +
+           " and " + to_string(static_cast<Coherence>(agreed.high[2])) + ")");
+    throw Error(Errc::collective_mismatch, rank_,
+                "Dsm::allocate: ranks passed different " + differ);
+  }
   allocations_.check(bytes, placement, coherence);
   // The local part may fail on one rank only (an mprotect refused): every
   // rank then undoes its part, and nobody keeps a half-recorded allocation.
