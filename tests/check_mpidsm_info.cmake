@@ -25,3 +25,19 @@ endforeach()
 if(NOT err MATCHES "warning: unknown variable MPIDSM_TYPO_VARIABLE is ignored")
   message(FATAL_ERROR "no warning about MPIDSM_TYPO_VARIABLE on stderr:\n${err}")
 endif()
+
+# Every bad variable is reported, each on its own line, and the exit status
+# says so; the table shows sizes with their unit.
+execute_process(COMMAND env MPIDSM_LOCKS=0 MPIDSM_DSM_SIZE=12 MPIDSM_COHERENCE=sideways ${INFO}
+                RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT result EQUAL 1)
+  message(FATAL_ERROR "mpidsm_info with bad variables exited ${result}, expected 1:\n${err}")
+endif()
+foreach(variable MPIDSM_LOCKS MPIDSM_DSM_SIZE MPIDSM_COHERENCE)
+  if(NOT err MATCHES "mpidsm_info: [^\n]*${variable}")
+    message(FATAL_ERROR "${variable} not reported:\n${err}")
+  endif()
+endforeach()
+if(NOT out MATCHES "MPIDSM_HEAP_SIZE += 134217728 \\(128 MiB\\)")
+  message(FATAL_ERROR "sizes without their unit:\n${out}")
+endif()

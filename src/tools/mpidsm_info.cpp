@@ -3,10 +3,13 @@
 // environment gives. Runs without mpirun, as ompi_info and ucx_info do.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mpidsm/config.hpp"
 #include "mpidsm/info.hpp"
@@ -152,18 +155,53 @@ void print_kernel(const Options& o) {
   std::printf("  PAGEMAP_SCAN     %s\n", yes_no(k.pagemap_scan));
 }
 
-// The effective value of every variable; 1 when the environment holds a bad one.
-int print_config(const Options& o) {
-  mpidsm::Config config;
-  int status = 0;
-  std::string error;
-  try {
-    config = mpidsm::Config::from_environment();
-  } catch (const std::exception& e) {
-    error = e.what();
-    status = 1;
+// A size in bytes as a person reads it: "268435456 (256 MiB)".
+std::string with_unit(const std::string& bytes) {
+  if (bytes.empty() || bytes.find_first_not_of("0123456789") != std::string::npos) return bytes;
+  const unsigned long long value = std::stoull(bytes);
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  int unit = -1;
+  unsigned long long shown = value;
+  while (unit < 3 && shown >= 1024 && shown % 1024 == 0) {
+    shown /= 1024;
+    ++unit;
   }
-  if (!error.empty()) std::fprintf(stderr, "mpidsm_info: %s (showing defaults)\n", error.c_str());
+  return unit < 0 ? bytes + " bytes"
+                  : bytes + " (" + std::to_string(shown) + " " + kUnits[unit] + ")";
+}
+
+bool is_size(std::string_view variable) {
+  return variable == "MPIDSM_HEAP_SIZE" || variable == "MPIDSM_DSM_SIZE" ||
+         variable == "MPIDSM_RNDV_THRESH" || variable == "MPIDSM_SHM_EAGER_LIMIT";
+}
+
+// The effective value of every variable. Every bad variable is reported,
+// each on its own line (each alone, then what they give together), and the
+// table shows the default in its place; 1 when the environment holds one.
+int print_config(const Options& o) {
+  std::vector<std::string> bad, errors;
+  for (const auto& variable : mpidsm::Config::variables()) {
+    const char* value = std::getenv(variable.name);
+    if (!value) continue;
+    try {
+      mpidsm::Config::parse([&](const char* name) {
+        return std::strcmp(name, variable.name) == 0 ? value : nullptr;
+      });
+    } catch (const std::exception& e) {
+      bad.emplace_back(variable.name);
+      errors.emplace_back(e.what());
+    }
+  }
+  mpidsm::Config config;
+  try {
+    config = mpidsm::Config::parse([&](const char* name) -> const char* {
+      return std::find(bad.begin(), bad.end(), name) != bad.end() ? nullptr : std::getenv(name);
+    });
+  } catch (const std::exception& e) {
+    errors.emplace_back(e.what());
+  }
+  for (const std::string& error : errors)
+    std::fprintf(stderr, "mpidsm_info: %s (its default shown)\n", error.c_str());
   // Unknown names are usually typos; the runtime warns about them the same way.
   for (const auto& name : mpidsm::Config::unknown_variables(environ))
     std::fprintf(stderr, "mpidsm_info: warning: unknown variable %s is ignored\n", name.c_str());
@@ -175,11 +213,13 @@ int print_config(const Options& o) {
       std::printf("%s=%s\n", values[i].first.c_str(), values[i].second.c_str());
       continue;
     }
-    std::printf("  %-26s = %-8s (default %s)\n", values[i].first.c_str(), values[i].second.c_str(),
+    const std::string shown =
+        is_size(values[i].first) ? with_unit(values[i].second) : values[i].second;
+    std::printf("  %-26s = %-8s (default %s)\n", values[i].first.c_str(), shown.c_str(),
                 variables[i].default_value);
     if (o.all) std::printf("      %s\n", variables[i].description);
   }
-  return status;
+  return errors.empty() ? 0 : 1;
 }
 
 void usage(const char* program, std::FILE* out) {
