@@ -27,6 +27,20 @@ run_step(${MPIEXEC} -np 1 ${SCRATCH}/build/consumer)
 message(STATUS "${out}")
 run_step(${MPIEXEC} -np 1 ${SCRATCH}/build/shmem_consumer)
 message(STATUS "${out}")
+# The consumer installed by its own `cmake --install` runs as it is.
+run_step(${CMAKE_COMMAND} --install ${SCRATCH}/build --prefix ${SCRATCH}/consumer_prefix)
+run_step(env -u LD_LIBRARY_PATH ${MPIEXEC} -np 1 ${SCRATCH}/consumer_prefix/bin/consumer)
+run_step(env -u LD_LIBRARY_PATH ${MPIEXEC} -np 1 ${SCRATCH}/consumer_prefix/bin/shmem_consumer)
+# An unknown component fails, naming it and the real ones.
+file(WRITE ${SCRATCH}/bad_component/CMakeLists.txt
+     "cmake_minimum_required(VERSION 3.25)\nproject(bad C CXX)\n"
+     "find_package(mpidsm REQUIRED COMPONENTS shmem gpu)\n")
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${SCRATCH}/bad_component -B ${SCRATCH}/bad_component/build
+                        -DCMAKE_PREFIX_PATH=${prefix}
+                RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(result EQUAL 0 OR NOT err MATCHES "no component 'gpu'")
+  message(FATAL_ERROR "find_package(mpidsm COMPONENTS gpu) did not fail naming it:\n${out}\n${err}")
+endif()
 
 file(GLOB_RECURSE pc_files ${prefix}/*/mpidsm.pc)
 list(GET pc_files 0 pc_file)
