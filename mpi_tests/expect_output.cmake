@@ -1,4 +1,5 @@
-# cmake -DCOMMAND="<program;args>" -DEXPECT=<regex> [-DEXPECT_FAILURE=ON] -P expect_output.cmake
+# cmake -DCOMMAND="<program;args>" -DEXPECT=<regex> [-DEXPECT_FAILURE=ON] [-DREJECT=<regex>]
+#       -P expect_output.cmake
 # Runs COMMAND and fails unless it exits 0 (with EXPECT_FAILURE: not 0) and
 # its output (stdout and stderr) matches EXPECT: for behaviour visible only in
 # what a program prints.
@@ -11,4 +12,8 @@ elseif(NOT EXPECT_FAILURE AND NOT status EQUAL 0)
 endif()
 if(NOT "${out}${err}" MATCHES "${EXPECT}")
   message(FATAL_ERROR "output does not match '${EXPECT}':\n${out}\n${err}")
+endif()
+# -DREJECT=<regex>: fails when the output matches it too.
+if(DEFINED REJECT AND "${out}${err}" MATCHES "${REJECT}")
+  message(FATAL_ERROR "output matches '${REJECT}', which it must not:\n${out}\n${err}")
 endif()

@@ -104,6 +104,9 @@ struct Config {
   /// Connect every pair of ranks at start-up; otherwise ranks of this node
   /// connect at start-up and other ranks on first use (MPIDSM_EAGER_CONNECT).
   bool eager_connect = false;
+  /// An uncaught error prints one line per rank and aborts the job
+  /// (MPIDSM_TERMINATE_HANDLER).
+  bool terminate_handler = true;
   /// DSM pages move home to their only writer at barriers (MPIDSM_HOME_MIGRATION).
   HomeMigration home_migration = HomeMigration::adaptive;
   /// The coherence policy of DSM allocations that name none (MPIDSM_COHERENCE).

@@ -35,6 +35,7 @@ constexpr const char* kAdaptiveUpdates = "MPIDSM_ADAPTIVE_UPDATES";
 constexpr const char* kFetchByCall = "MPIDSM_FETCH_BY_CALL";
 constexpr const char* kPutByCall = "MPIDSM_PUT_BY_CALL";
 constexpr const char* kEagerConnect = "MPIDSM_EAGER_CONNECT";
+constexpr const char* kTerminateHandler = "MPIDSM_TERMINATE_HANDLER";
 constexpr const char* kHomeMigration = "MPIDSM_HOME_MIGRATION";
 constexpr const char* kCoherence = "MPIDSM_COHERENCE";
 constexpr const char* kDiffKernel = "MPIDSM_DIFF_KERNEL";
@@ -110,6 +111,10 @@ constexpr std::array kVariables{
                    "0|1: connect every pair of ranks at start-up (0: to ranks of this node at "
                    "start-up, to other ranks on first use, so a rank pays only for the peers "
                    "it talks to)"},
+    ConfigVariable{kTerminateHandler, "1",
+                   "0|1: an error the program does not catch prints one line per rank and "
+                   "aborts the job with MPI_Abort (0: the C++ library's std::terminate, whose "
+                   "abort Open MPI and UCX report with a backtrace per rank)"},
     ConfigVariable{kHomeMigration, "adaptive",
                    "off|adaptive|on: at a DSM barrier, a page that one rank alone wrote in the "
                    "ending interval moves home to that rank, so its next writes need no twin, "
@@ -303,6 +308,8 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   if (const char* v = lookup(kFetchByCall)) config.fetch_by_call = parse_switch(kFetchByCall, v);
   if (const char* v = lookup(kPutByCall)) config.put_by_call = parse_switch(kPutByCall, v);
   if (const char* v = lookup(kEagerConnect)) config.eager_connect = parse_switch(kEagerConnect, v);
+  if (const char* v = lookup(kTerminateHandler))
+    config.terminate_handler = parse_switch(kTerminateHandler, v);
   if (const char* v = lookup(kHomeMigration)) {
     const std::string text(v);
     if (text == "off" || text == "0")
@@ -360,6 +367,7 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
       {kFetchByCall, fetch_by_call ? "1" : "0"},
       {kPutByCall, put_by_call ? "1" : "0"},
       {kEagerConnect, eager_connect ? "1" : "0"},
+      {kTerminateHandler, terminate_handler ? "1" : "0"},
       {kHomeMigration, to_string(home_migration)},
       {kCoherence, to_string(coherence)},
       {kDiffKernel, to_string(diff_kernel)},

@@ -13,6 +13,7 @@
 #include "transport/progress/mpi_progress_hook.hpp"
 #include "transport/progress/progress_control.hpp"
 #include "transport/progress/progress_thread.hpp"
+#include "uncaught_errors.hpp"
 
 extern char** environ;
 
@@ -143,6 +144,7 @@ Runtime::Runtime(MPI_Comm comm) {
   MPI_Comm_rank(comm, &state->rank);
   MPI_Comm_size(comm, &state->size);
   state->config = agreed_config(comm, state->rank);
+  if (state->config.terminate_handler) detail::report_uncaught_errors_in_one_line();
   detail::check_mpi(state->rank, "MPI_Comm_dup", MPI_Comm_dup(comm, &state->comm));
   state->id = agree_runtime_id(state->comm, state->rank);
 
