@@ -20,7 +20,8 @@ fi
 "$cxx" "${flags[@]}" -isystem "$gtest/include" -static -o "$scratch/diff_kernels_test" \
   "$root/tests/dsm/diff_encoding_test.cpp" \
   "$root"/src/dsm/protocol/diff_kernel*.cpp "$root/src/dsm/protocol/diff_message.cpp" \
-  "$root/src/runtime/config.cpp" "$root/src/common/error.cpp" "$scratch/gtest.a"
+  "$root/src/runtime/config.cpp" "$root/src/transport/progress_modes.cpp" \
+  "$root/src/common/error.cpp" "$scratch/gtest.a"
 output=$("$qemu" "$scratch/diff_kernels_test" 2>&1) || { echo "$output"; exit 1; }
 echo "$output" | tail -3
 # The NEON kernel must have been among those tested.
