@@ -1,6 +1,7 @@
 #include "mpi_exchange.hpp"
 
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -8,6 +9,14 @@
 #include "mpidsm/error.hpp"
 
 namespace mpidsm::detail {
+
+void abort_job(int status) noexcept {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, status);
+  std::_Exit(status);
+}
 
 void require_mpi_callable(int rank, const char* operation) {
   int finalized = 0;

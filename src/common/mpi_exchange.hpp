@@ -79,6 +79,10 @@ void require_same_values(MPI_Comm comm, int rank, std::span<const char* const> n
 // provides less than MPI_THREAD_SERIALIZED (docs/threading.md).
 void require_mpi_callable(int rank, const char* operation);
 
+// Ends the whole job with `status`: MPI_Abort on MPI_COMM_WORLD while MPI
+// runs, this process alone (_Exit) before MPI_Init or after MPI_Finalize.
+[[noreturn]] void abort_job(int status) noexcept;
+
 // Throws Error(Errc::mpi) naming the MPI call when rc is not MPI_SUCCESS.
 void check_mpi(int rank, const char* call, int rc);
 

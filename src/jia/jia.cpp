@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/mpi_exchange.hpp"
 #include "load_balance.hpp"
 #include "mpidsm/dsm.hpp"
 #include "mpidsm/runtime.hpp"
@@ -63,11 +64,7 @@ Jia* jia = nullptr;
 [[noreturn]] void die(const std::string& message) {
   std::fprintf(stderr, "jia[host %d]: %s\n", jia_pid, message.c_str());
   std::fflush(stderr);
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, 1);
-  std::_Exit(1);
+  mpidsm::detail::abort_job(1);
 }
 
 Jia& state(const char* call) {

@@ -1,11 +1,11 @@
 #include "uncaught_errors.hpp"
 
-#include <mpi.h>
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+
+#include "common/mpi_exchange.hpp"
 
 namespace mpidsm::detail {
 namespace {
@@ -30,11 +30,7 @@ std::terminate_handler g_previous = nullptr;
   }
   std::fprintf(stderr, "%s (not caught: the job is aborted)\n", what);
   std::fflush(stderr);
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, 1);
-  std::_Exit(1);
+  abort_job(1);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "common/mpi_exchange.hpp"
 #include "library.hpp"
 #include "mpidsm/version.h"
 #include "static_data.hpp"
@@ -206,11 +207,7 @@ void shmem_finalize(void) {
 
 void shmem_global_exit(int status) {
   std::fflush(stdout);
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, status);
-  std::_Exit(status);
+  mpidsm::detail::abort_job(status);
 }
 
 int shmem_my_pe(void) {
