@@ -13,7 +13,6 @@
 
 #include "common/mpi_exchange.hpp"
 #include "library.hpp"
-#include "mpidsm/version.h"
 #include "static_data.hpp"
 
 struct mpidsm_shmem_team mpidsm_shmem_team_world;
