@@ -39,6 +39,9 @@ for layout in "${layouts[@]}"; do
   ranks=$((${layout//+/ + }))
   select="\.np$ranks\$"
   ((ranks != 3)) || select+='|^peer_failure\..*\.np3\.tcp$'
+  # A death during construction, from the points at which a rank alone on
+  # its host can be seen (docs/transport.md, "A death during start-up").
+  ((ranks != 3)) || select+='|^startup_death\.(runtime\.transport-end|dsm\.dsm-start|pgas\.pgas-start)\.np3\.sm$'
   # The 8-rank peer-failure tests on 8 hosts only (with two ranks on a host,
   # mpirun did not end after the survivors had, as in 2+1+1 above); 8 hosts
   # run nothing else.

@@ -109,6 +109,13 @@ void attach_collective_wait(MPI_Comm comm, const CollectiveWait* wait) {
     MPI_Comm_delete_attr(comm, collective_wait_key());
 }
 
+void detach_collective_wait(MPI_Comm comm, const CollectiveWait* wait) {
+  void* attached = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(comm, collective_wait_key(), &attached, &found);
+  if (found && attached == wait) MPI_Comm_delete_attr(comm, collective_wait_key());
+}
+
 void share_collective_wait(MPI_Comm from, MPI_Comm to) {
   void* attached = nullptr;
   int found = 0;
@@ -134,6 +141,14 @@ void barrier(MPI_Comm comm, int rank, const char* operation) {
   wait_collective(comm, rank, request, operation);
 }
 
+MPI_Comm split_by_node(MPI_Comm comm, int rank, const char* operation) {
+  barrier(comm, rank, operation);
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(rank, call_of(operation, "MPI_Comm_split_type").c_str(),
+            MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+  return node;
+}
+
 void broadcast(MPI_Comm comm, int rank, void* buffer, int count, MPI_Datatype type, int root,
                const char* operation) {
   collect(comm, rank, buffer, buffer, bytes_of(type, static_cast<std::size_t>(count)), operation,
@@ -156,6 +171,15 @@ void allgather(MPI_Comm comm, int rank, const void* mine, void* all, int count, 
           bytes_of(type, ranks_of(comm) * static_cast<std::size_t>(count)), operation,
           "MPI_Iallgather", [&](void* scratch, MPI_Request& request) {
             return MPI_Iallgather(mine, count, type, scratch, count, type, comm, &request);
+          });
+}
+
+void alltoall(MPI_Comm comm, int rank, const void* mine, void* all, int count, MPI_Datatype type,
+              const char* operation) {
+  collect(comm, rank, nullptr, all,
+          bytes_of(type, static_cast<std::size_t>(count) * ranks_of(comm)), operation,
+          "MPI_Ialltoall", [&](void* scratch, MPI_Request& request) {
+            return MPI_Ialltoall(mine, count, type, scratch, count, type, comm, &request);
           });
 }
 

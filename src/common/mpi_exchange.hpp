@@ -28,6 +28,8 @@ struct CollectiveWait {
 // Attaches `wait` to `comm` (an MPI attribute; dups do not inherit it) or,
 // given nullptr, detaches it. `wait` must outlive the attachment.
 void attach_collective_wait(MPI_Comm comm, const CollectiveWait* wait);
+// Detaches `wait` from `comm` if it is still the one attached.
+void detach_collective_wait(MPI_Comm comm, const CollectiveWait* wait);
 // Attaches to `to` the wait attached to `from`, if any (a communicator made
 // from a Transport's, whose collectives should wait the same way).
 void share_collective_wait(MPI_Comm from, MPI_Comm to);
@@ -44,8 +46,16 @@ void allreduce(MPI_Comm comm, int rank, const void* mine, void* result, int coun
                MPI_Datatype type, MPI_Op op, const char* operation);
 void allgather(MPI_Comm comm, int rank, const void* mine, void* all, int count, MPI_Datatype type,
                const char* operation);
+void alltoall(MPI_Comm comm, int rank, const void* mine, void* all, int count, MPI_Datatype type,
+              const char* operation);
 void gather(MPI_Comm comm, int rank, const void* mine, void* all, int count, MPI_Datatype type,
             int root, const char* operation);
+
+// MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), which MPI has in no
+// non-blocking form: the ranks first meet in a waited MPI_Ibarrier, so a
+// rank that died before is named instead of waited for; only a death inside
+// the split itself can still block.
+MPI_Comm split_by_node(MPI_Comm comm, int rank, const char* operation);
 
 // Every rank contributes `mine`; returns all contributions indexed by rank.
 std::vector<std::vector<std::byte>> allgather_blobs(MPI_Comm comm, std::span<const std::byte> mine);

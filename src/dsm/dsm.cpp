@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "common/mpi_exchange.hpp"
+#include "common/startup_watch.hpp"
 #include "dsm/engine/engine.hpp"
 #include "dsm/protocol/diff_kernels.hpp"
 #include "footprint.hpp"
@@ -19,6 +20,7 @@ namespace {
 // and the lock table are collective; each rank's cache and prefetch are its
 // own), or an error on every rank.
 const DsmSettings& validated(const DsmSettings& settings, Runtime& runtime) {
+  detail::startup_point("dsm-start");
   const int rank = runtime.rank();
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   std::optional<Error> bad;

@@ -18,6 +18,7 @@
 #include "common/heap_allocator.hpp"
 #include "common/mpi_exchange.hpp"
 #include "common/pinned_ranges.hpp"
+#include "common/startup_watch.hpp"
 #include "put_calls.hpp"
 #include "transport/fork_guard.hpp"
 #include "transport/node_barrier.hpp"
@@ -176,6 +177,7 @@ constexpr std::size_t kBarrierRounds = 64;
 }  // namespace
 
 Pgas::Pgas(Runtime& runtime) {
+  detail::startup_point("pgas-start");
   const Config& config = runtime.config();
   rank_ = runtime.rank();
   size_ = runtime.size();

@@ -382,7 +382,8 @@ std::vector<std::string> Config::unknown_variables(char* const* env) {
   std::vector<std::string> unknown;
   for (; env && *env; ++env) {
     std::string entry(*env);
-    if (entry.rfind("MPIDSM_", 0) != 0) continue;
+    // MPIDSM_TEST_* are the test suite's aids (docs/testing.md), not settings.
+    if (entry.rfind("MPIDSM_", 0) != 0 || entry.rfind("MPIDSM_TEST_", 0) == 0) continue;
     std::string name = entry.substr(0, entry.find('='));
     bool known = false;
     for (const auto& variable : kVariables) known = known || name == variable.name;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/mpi_exchange.hpp"
+#include "common/startup_watch.hpp"
 #include "transport/progress/mpi_progress_hook.hpp"
 #include "transport/progress/progress_control.hpp"
 #include "transport/progress/progress_thread.hpp"
@@ -63,8 +64,8 @@ Config agreed_config(MPI_Comm comm, int rank) {
 std::uint16_t agree_runtime_id(MPI_Comm comm, int rank) {
   unsigned proposal = next_runtime_id.load();
   unsigned agreed = 0;
-  detail::check_mpi(rank, "MPI_Allreduce",
-                    MPI_Allreduce(&proposal, &agreed, 1, MPI_UNSIGNED, MPI_MAX, comm));
+  detail::allreduce(comm, rank, &proposal, &agreed, 1, MPI_UNSIGNED, MPI_MAX,
+                    "Runtime construction (id)");
   next_runtime_id.store(agreed + 1);
   // Runtimes have separate UCX workers, so a wrapped id cannot cross-match;
   // the id only keeps tags self-describing.
@@ -143,9 +144,14 @@ Runtime::Runtime(MPI_Comm comm) {
   auto state = std::make_unique<State>();
   MPI_Comm_rank(comm, &state->rank);
   MPI_Comm_size(comm, &state->size);
-  state->config = agreed_config(comm, state->rank);
+  // Until the transport watches its peers, a rank that dies is seen by the
+  // start-up watch, so no collective here waits for it for ever.
+  detail::StartupWatch watch(comm, state->rank);
+  detail::startup_point("runtime-start");
+  state->comm = watch.duplicate("Runtime construction (MPI_Comm_idup)");
+  detail::startup_point("runtime-duplicated");
+  state->config = agreed_config(state->comm, state->rank);
   if (state->config.terminate_handler) detail::report_uncaught_errors_in_one_line();
-  detail::check_mpi(state->rank, "MPI_Comm_dup", MPI_Comm_dup(comm, &state->comm));
   state->id = agree_runtime_id(state->comm, state->rank);
 
   const ProgressMode mode = state->config.progress_thread;
@@ -155,6 +161,7 @@ Runtime::Runtime(MPI_Comm comm) {
   options.shm_eager_limit = state->config.shm_eager_limit;
   options.yield_when_idle = state->config.yield_when_idle;
   options.eager_connect = state->config.eager_connect;
+  detail::startup_point("runtime-configured");
   state->transport = std::make_unique<Transport>(state->comm, state->id, options);
   if (mode == ProgressMode::on) state->start_progress_thread();
   State* raw = state.get();

@@ -30,7 +30,7 @@ void on_endpoint_error(void* peer, ucp_ep_h, ucs_status_t) {
 }  // namespace
 
 void EndpointTable::open(MPI_Comm comm, int rank, ucp_worker_h worker, std::span<PeerWatch> watches,
-                         const PeerLiveness& liveness, Wiring wiring) {
+                         PeerLiveness& liveness, Wiring wiring) {
   rank_ = rank;
   worker_ = worker;
   watches_ = watches;
@@ -70,7 +70,14 @@ ucp_ep_h EndpointTable::connect(int peer) {
     params.err_handler.arg = &watches_[static_cast<std::size_t>(peer)];
   }
   ucp_ep_h ep = nullptr;
-  check_ucx(rank_, "ucp_ep_create", peer, ucp_ep_create(worker_, &params, &ep));
+  const ucs_status_t status = ucp_ep_create(worker_, &params, &ep);
+  // A peer that died since it sent its address fails here ("Shared memory
+  // error" over shared memory): say so rather than what UCX found.
+  if (status != UCS_OK && liveness_->look_now() >= 0)
+    throw Error(Errc::transport, rank_,
+                "connecting to rank " + std::to_string(peer) + ": " + liveness_->describe_gone() +
+                    "; the runtime cannot go on without it");
+  check_ucx(rank_, "ucp_ep_create", peer, status);
   std::vector<std::byte>().swap(address);  // UCX keeps what it needs
   slot.store(ep, std::memory_order_release);
   return ep;

@@ -42,7 +42,7 @@ class EndpointTable {
   // ranks it is connected to as it leaves (Transport::Impl::lose), so a
   // death reaches every wait, even one on a peer it never talked to.
   void open(MPI_Comm comm, int rank, ucp_worker_h worker, std::span<PeerWatch> watches,
-            const PeerLiveness& liveness, Wiring wiring);
+            PeerLiveness& liveness, Wiring wiring);
 
   // The endpoint to `peer` (a valid rank), made now if this is its first
   // use. Thread-safe; throws an Error naming the peer if UCX refuses. A
@@ -72,7 +72,7 @@ class EndpointTable {
   int size_ = 0;
   ucp_worker_h worker_ = nullptr;
   std::span<PeerWatch> watches_;
-  const PeerLiveness* liveness_ = nullptr;
+  PeerLiveness* liveness_ = nullptr;
   // Per rank: its worker's address until the endpoint is made (then freed).
   std::vector<std::vector<std::byte>> addresses_;
   std::unique_ptr<std::atomic<ucp_ep_h>[]> slots_;

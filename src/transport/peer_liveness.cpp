@@ -1,18 +1,12 @@
 #include "peer_liveness.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <fstream>
-#include <functional>
 #include <string>
 
 #include "common/mpi_exchange.hpp"
+#include "common/process_watch.hpp"
 
 namespace mpidsm::detail {
 namespace {
@@ -25,40 +19,6 @@ std::uint64_t now_ns() {
                                         .count());
 }
 
-// Which kernel, and which PID namespace in it: pids compare only within both.
-std::uint64_t pid_space() {
-  std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::string boot;
-  std::getline(in, boot);
-  struct stat ns {};
-  const std::uint64_t inode = stat("/proc/self/ns/pid", &ns) == 0 ? ns.st_ino : 0;
-  return std::hash<std::string>{}(boot) ^ (inode * 0x9E3779B97F4A7C15ull);
-}
-
-// Gone: no such process, or a zombie nobody reaped yet. Only system calls
-// and a stack buffer: this runs inside waits the DSM's fault handler makes.
-bool gone(std::int64_t pid) {
-  if (kill(static_cast<pid_t>(pid), 0) != 0) return errno == ESRCH;
-  char path[32] = "/proc/";  // then the pid's digits and "/stat"
-  char digits[20];
-  int count = 0;
-  for (auto rest = static_cast<unsigned long long>(pid); count == 0 || rest != 0; rest /= 10)
-    digits[count++] = static_cast<char>('0' + rest % 10);
-  char* at = path + 6;
-  while (count > 0) *at++ = digits[--count];
-  std::memcpy(at, "/stat", 6);
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return true;
-  char text[512];
-  const ssize_t length = read(fd, text, sizeof text - 1);
-  close(fd);
-  if (length <= 0) return true;
-  text[length] = '\0';
-  // "pid (command) state ...": the command may hold spaces and parentheses.
-  const char* end = std::strrchr(text, ')');
-  return end && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X');
-}
-
 }  // namespace
 
 void PeerLiveness::exchange(MPI_Comm comm, int rank) {
@@ -67,8 +27,7 @@ void PeerLiveness::exchange(MPI_Comm comm, int rank) {
   const std::int64_t mine[2] = {static_cast<std::int64_t>(pid_space()),
                                 static_cast<std::int64_t>(getpid())};
   std::vector<std::int64_t> all(2 * static_cast<std::size_t>(ranks));
-  check_mpi(rank, "MPI_Allgather",
-            MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm));
+  allgather(comm, rank, mine, all.data(), 2, MPI_INT64_T, "Runtime construction (pids)");
   pids_.assign(static_cast<std::size_t>(ranks), 0);
   gone_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(ranks));
   for (std::size_t r = 0; r < pids_.size(); ++r)
@@ -108,7 +67,7 @@ int PeerLiveness::dead_peer() {
 int PeerLiveness::look_now() {
   take_told();
   for (std::size_t r = 0; r < pids_.size(); ++r)
-    if (pids_[r] != 0 && gone(pids_[r])) report_gone(static_cast<int>(r));
+    if (pids_[r] != 0 && process_gone(pids_[r])) report_gone(static_cast<int>(r));
   return dead_.load(std::memory_order_relaxed);
 }
 
@@ -116,11 +75,7 @@ std::string PeerLiveness::describe_gone() const {
   std::vector<std::size_t> ranks;
   for (std::size_t r = 0; r < pids_.size(); ++r)
     if (gone_[r].load(std::memory_order_relaxed)) ranks.push_back(r);
-  if (ranks.size() == 1) return "rank " + std::to_string(ranks[0]) + " is gone (its process died)";
-  std::string list;
-  for (std::size_t i = 0; i < ranks.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
-  return "ranks " + list + " are gone (their processes died)";
+  return detail::describe_gone(ranks);
 }
 
 }  // namespace mpidsm::detail

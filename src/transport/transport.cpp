@@ -13,21 +13,12 @@
 #include <string>
 
 #include "common/mpi_exchange.hpp"
+#include "common/startup_watch.hpp"
 #include "tag_codec.hpp"
 #include "transport_impl.hpp"
 
 namespace mpidsm {
 namespace {
-
-// How many ranks of comm run on this node.
-int ranks_on_this_node(MPI_Comm comm) {
-  MPI_Comm local;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-  int local_size = 0;
-  MPI_Comm_size(local, &local_size);
-  MPI_Comm_free(&local);
-  return local_size;
-}
 
 // Sets UCX variable UCX_<name> in `config`; throws naming it.
 void modify(ucp_config_t* config, int rank, const char* name, const char* value) {
@@ -155,7 +146,8 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
 
   // Success is agreed collectively so a failure on one rank unwinds all ranks
   // rather than leaving them blocked in the address exchange.
-  node_ranks_ = ranks_on_this_node(comm);
+  detail::startup_point("transport-start");
+  node_ranks_ = s.learn_node();
   const int local_ranks = node_ranks_;
   const Reach reach = local_ranks == size_ ? Reach::shared_memory_only
                       : local_ranks == 1   ? Reach::network_only
@@ -185,11 +177,25 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
     throw;
   }
 
-  s.rma_since_flush = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(size_));
-  s.liveness.exchange(comm, rank_);
-  s.endpoint_watches.resize(static_cast<std::size_t>(size_));
-  for (int peer = 0; peer < size_; ++peer)
-    s.endpoint_watches[static_cast<std::size_t>(peer)] = {&s.liveness, peer};
+  try {
+    s.connect(options.eager_connect, options.shm_eager_limit);
+  } catch (const Error&) {
+    s.abandon();
+    throw;
+  }
+  detail::startup_point("transport-end");
+}
+
+// From here a collective's wait drives UCX and watches the peers
+// (PeerLiveness): the runtime's start-up watch, which sees only the
+// processes of this node, hands over as soon as the endpoints exist.
+void Transport::Impl::connect(bool eager_connect, std::size_t shm_eager_limit) {
+  rma_since_flush = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(size));
+  liveness.exchange(comm, rank);
+  detail::startup_point("transport-pids");
+  endpoint_watches.resize(static_cast<std::size_t>(size));
+  for (int peer = 0; peer < size; ++peer)
+    endpoint_watches[static_cast<std::size_t>(peer)] = {&liveness, peer};
   using Wiring = detail::EndpointTable::Wiring;
   // Both workers connect the ring: the DSM barrier's dissemination rounds
   // send to the ranks 2^k before this one on the messaging worker, so their
@@ -197,15 +203,31 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
   // 1.13 first opens to a peer that has just died can fail an assertion
   // inside UCX (tcp_ep.c, uct_tcp_ep_destroy_progress) instead of reporting
   // the peer gone.
-  const auto wiring = options.eager_connect ? Wiring::every : Wiring::node_ring;
-  s.endpoints.open(comm, rank_, s.worker, s.endpoint_watches, s.liveness, wiring);
-  s.messaging_endpoints.open(comm, rank_, s.messaging_worker, s.endpoint_watches, s.liveness,
-                             wiring);
-  s.told_word = s.map_region(nullptr, sizeof(std::uint64_t), true, true, false);
-  s.liveness.hear_from(static_cast<const std::uint64_t*>(s.told_word.local_base()));
-  s.open_mailboxes(options.shm_eager_limit);
-  s.collective_wait = {&Impl::wait_for_collective, &s};
-  detail::attach_collective_wait(comm, &s.collective_wait);
+  const auto wiring = eager_connect ? Wiring::every : Wiring::node_ring;
+  endpoints.open(comm, rank, worker, endpoint_watches, liveness, wiring);
+  messaging_endpoints.open(comm, rank, messaging_worker, endpoint_watches, liveness, wiring);
+  collective_wait = {&Impl::wait_for_collective, this};
+  detail::attach_collective_wait(comm, &collective_wait);
+  detail::startup_point("transport-endpoints");
+  told_word = map_region(nullptr, sizeof(std::uint64_t), true, true, false);
+  liveness.hear_from(static_cast<const std::uint64_t*>(told_word.local_base()));
+  open_mailboxes(shm_eager_limit);
+}
+
+// Construction failed once peers may hold our addresses: release what this
+// rank holds without waiting for any peer, as the destructor does after a
+// death.
+void Transport::Impl::abandon() noexcept {
+  detail::detach_collective_wait(comm, &collective_wait);
+  liveness.hear_from(nullptr);
+  try {
+    for (auto& region : regions)
+      if (region.generation != 0) release_region(region, false, {});
+  } catch (const Error&) {
+    // Nothing to save; what is left goes with the process.
+  }
+  lose();
+  release_local();
 }
 
 Transport::~Transport() {

@@ -33,6 +33,7 @@ struct Transport::Impl {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = no_rank;
   int size = 0;
+  std::vector<int> node_index;  // per rank: its index among this node's ranks, or -1
   std::uint16_t runtime_id = 0;
   ucp_context_h context = nullptr;
   ucp_worker_h worker = nullptr;
@@ -266,6 +267,12 @@ struct Transport::Impl {
 
   // Tagged messages to ranks of this node (mailbox_setup.cpp).
   detail::Mailboxes mailboxes;
+  // Collective: the rest of construction once UCX runs (peers, endpoints,
+  // mailboxes); abandon() undoes it when it fails.
+  void connect(bool eager_connect, std::size_t shm_eager_limit);
+  void abandon() noexcept;
+  // Collective: which ranks share this node (node_index); returns how many.
+  int learn_node();
   void open_mailboxes(std::size_t eager_limit);
 
   std::function<void()> target_progress_hook;
