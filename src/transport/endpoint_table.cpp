@@ -1,6 +1,8 @@
 #include "endpoint_table.hpp"
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "common/mpi_exchange.hpp"
 #include "mpidsm/error.hpp"
@@ -71,16 +73,28 @@ ucp_ep_h EndpointTable::connect(int peer) {
   }
   ucp_ep_h ep = nullptr;
   const ucs_status_t status = ucp_ep_create(worker_, &params, &ep);
-  // A peer that died since it sent its address fails here ("Shared memory
-  // error" over shared memory): say so rather than what UCX found.
-  if (status != UCS_OK && liveness_->look_now() >= 0)
+  if (status != UCS_OK && peer_died()) {
     throw Error(Errc::transport, rank_,
                 "connecting to rank " + std::to_string(peer) + ": " + liveness_->describe_gone() +
                     "; the runtime cannot go on without it");
+  }
   check_ucx(rank_, "ucp_ep_create", peer, status);
   std::vector<std::byte>().swap(address);  // UCX keeps what it needs
   slot.store(ep, std::memory_order_release);
   return ep;
+}
+
+// A peer that died since it sent its address fails ucp_ep_create ("Shared
+// memory error": its segments went as its process exited). The process may
+// not be gone from /proc yet when they are, so the liveness gets a moment
+// to see it; the error then names the death, not what UCX found.
+bool EndpointTable::peer_died() {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  do {
+    if (liveness_->look_now() >= 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  } while (std::chrono::steady_clock::now() < until);
+  return false;
 }
 
 std::size_t EndpointTable::address_bytes() const {

@@ -72,6 +72,8 @@ class EndpointTable {
   int size_ = 0;
   ucp_worker_h worker_ = nullptr;
   std::span<PeerWatch> watches_;
+  // Whether a peer died, looking for at most a second (after UCX failed).
+  bool peer_died();
   PeerLiveness* liveness_ = nullptr;
   // Per rank: its worker's address until the endpoint is made (then freed).
   std::vector<std::vector<std::byte>> addresses_;
