@@ -59,6 +59,32 @@ TEST(Allocations, FreedPagesAreReusedAndLeaveAGap) {
   EXPECT_EQ(allocations.add(2 * kPage, Placement::block()).first, 0u) << "first fit";
 }
 
+// What a report of a stray access names (Dsm::Engine::report_stray_access).
+TEST(Allocations, TheNearestAllocationOfAStrayPageIsTheFreedOneThatHeldIt) {
+  Allocations allocations(64, kPage, 2, 0);
+  EXPECT_FALSE(allocations.nearest(3)) << "an empty region has none";
+  const std::size_t kept = allocations.add(2 * kPage, Placement::first_touch()).first;  // 0-1
+  const std::size_t freed = allocations.add(3 * kPage, Placement::first_touch()).first;  // 2-4
+  allocations.remove(freed);
+  const auto inside = allocations.nearest(3);
+  ASSERT_TRUE(inside);
+  EXPECT_TRUE(inside->freed);
+  EXPECT_EQ(inside->first, freed);
+  EXPECT_EQ(inside->pages, 3u);
+  const auto beyond = allocations.nearest(40);
+  ASSERT_TRUE(beyond);
+  EXPECT_TRUE(beyond->freed) << "pages 2-4 end nearer to page 40 than pages 0-1";
+  // Reused pages: the live allocation covering them is not stray; past it,
+  // the nearest is the live one when it is closer.
+  const std::size_t reused = allocations.add(4 * kPage, Placement::first_touch()).first;  // 2-5
+  EXPECT_EQ(reused, freed);
+  const auto after = allocations.nearest(7);
+  ASSERT_TRUE(after);
+  EXPECT_FALSE(after->freed);
+  EXPECT_EQ(after->first, reused);
+  EXPECT_EQ(kept, 0u);
+}
+
 TEST(Allocations, AFullRegionIsRefusedNamingItsSize) {
   Allocations allocations(4, kPage, 2, 1);
   allocations.add(3 * kPage, Placement::block());

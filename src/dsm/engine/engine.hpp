@@ -148,6 +148,7 @@ class Dsm::Engine final : public detail::FaultTarget {
   // True when no fault can reach UCX: every home and record is mapped here.
   bool faults_stay_on_node() const;
   detail::FaultOutcome resolve(std::size_t page, detail::FaultAccess access);
+  void report_stray_access(const void* address, detail::FaultAccess access) const;
   void map_home(std::size_t page, bool write);
   // Returns how many pages it fetched: batch_[0 .. count), the miss first.
   std::size_t fetch(std::size_t page, int home, bool for_write);

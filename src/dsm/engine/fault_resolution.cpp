@@ -89,6 +89,8 @@ std::optional<detail::FaultOutcome> Dsm::Engine::resolve_in_place(void* address,
     const std::size_t page = self.page_of(address);
     if (on_node_only && self.state_[page] == PageState::invalid) return std::nullopt;
     const detail::FaultOutcome outcome = self.resolve(page, access);
+    if (outcome == detail::FaultOutcome::not_ours && self.allocations_.placed_home(page) == -1)
+      self.report_stray_access(address, access);
     if (outcome != detail::FaultOutcome::already_accessible) {
       unexplained.address = nullptr;
       return outcome;
@@ -110,6 +112,38 @@ std::optional<detail::FaultOutcome> Dsm::Engine::resolve_in_place(void* address,
                  e.what(), address);
     std::abort();
   }
+}
+
+// One line before the crash goes on to the previous handler (UCX's report
+// or the default action), so the user sees that the address was DSM memory
+// no allocation covers, and which allocation it was near.
+void Dsm::Engine::report_stray_access(const void* address, detail::FaultAccess access) const {
+  const char* what = access == detail::FaultAccess::write  ? "a store to"
+                     : access == detail::FaultAccess::read ? "a load from"
+                                                           : "an access to";
+  const auto nearest = allocations_.nearest(page_of(address));
+  if (!nearest) {
+    std::fprintf(stderr,
+                 "mpidsm[rank %d]: %s DSM address %p, which no allocation covers: the DSM region "
+                 "holds none\n",
+                 rank_, what, address);
+    return;
+  }
+  const auto* begin = reinterpret_cast<const char*>(view(nearest->first));
+  const auto* end = reinterpret_cast<const char*>(view(nearest->first + nearest->pages));
+  const auto* at = static_cast<const char*>(address);
+  char relation[64] = "which covered it";
+  if (at < begin)
+    std::snprintf(relation, sizeof relation, "which starts %zu bytes after it",
+                  static_cast<std::size_t>(begin - at));
+  else if (at >= end)
+    std::snprintf(relation, sizeof relation, "which ends %zu bytes before it",
+                  static_cast<std::size_t>(at - end));
+  std::fprintf(stderr,
+               "mpidsm[rank %d]: %s DSM address %p, which no live allocation covers: the nearest "
+               "allocation is [%p, %p) (%zu bytes, %s), %s\n",
+               rank_, what, address, static_cast<const void*>(begin), static_cast<const void*>(end),
+               static_cast<std::size_t>(end - begin), nearest->freed ? "freed" : "live", relation);
 }
 
 // What the view of a page in each state allows.

@@ -103,9 +103,31 @@ void Allocations::remove(std::size_t first) {
   std::erase_if(list_, [&](const Allocation& a) {
     if (a.first != first) return false;
     if (a.coherence != Coherence::adaptive) --others_;
+    freed_[frees_++ % kFreedKept] = {a.first, a.pages};
     return true;
   });
   pages_.free(first);
+}
+
+std::optional<Allocations::Nearest> Allocations::nearest(std::size_t page) const {
+  std::optional<Nearest> best;
+  std::size_t best_distance = 0;
+  auto consider = [&](std::size_t first, std::size_t pages, bool freed) {
+    const std::size_t distance = page < first            ? first - page
+                                 : page >= first + pages ? page - (first + pages) + 1
+                                                         : 0;
+    // A freed allocation that covered the page explains the access best.
+    if (!best || distance < best_distance || (distance == 0 && freed && !best->freed)) {
+      best = Nearest{first, pages, freed};
+      best_distance = distance;
+    }
+  };
+  for (std::size_t i = 0; i < std::min(frees_, kFreedKept); ++i)
+    consider(freed_[i].first, freed_[i].pages, true);
+  const auto after = std::upper_bound(list_.begin(), list_.end(), page, before);
+  if (after != list_.end()) consider(after->first, after->pages, false);
+  if (after != list_.begin()) consider((after - 1)->first, (after - 1)->pages, false);
+  return best;
 }
 
 std::optional<std::size_t> Allocations::pages_at(std::size_t first) const {

@@ -66,6 +66,18 @@ class Allocations {
 
   const std::vector<Allocation>& list() const { return list_; }  // by first page
 
+  // For a report of an access that no allocation covers: the allocation
+  // nearest to `page`, live or among the last kFreedKept freed, preferring
+  // a freed one that covered the page. Allocates nothing (the fault handler
+  // calls it).
+  struct Nearest {
+    std::size_t first;
+    std::size_t pages;
+    bool freed;
+  };
+  static constexpr std::size_t kFreedKept = 64;
+  std::optional<Nearest> nearest(std::size_t page) const;
+
  private:
   // The allocation whose first page is the last at or before `page`, or nullptr.
   const Allocation* at_or_before(std::size_t page) const;
@@ -76,6 +88,11 @@ class Allocations {
   HeapAllocator pages_;           // in pages
   std::vector<Allocation> list_;  // sorted by first page
   std::size_t others_ = 0;        // allocations whose policy is not adaptive
+  struct Freed {
+    std::size_t first = 0, pages = 0;
+  };
+  Freed freed_[kFreedKept];  // a ring: the last frees, for reports
+  std::size_t frees_ = 0;
 };
 
 }  // namespace mpidsm::detail
