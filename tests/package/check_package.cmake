@@ -20,6 +20,30 @@ if(NOT out MATCHES "mpidsm.version=")
   message(FATAL_ERROR "installed mpidsm_info printed no version:\n${out}")
 endif()
 
+# The docs, plot scripts and examples; the examples build with the
+# installed wrappers from a copy, and run.
+foreach(file share/doc/mpidsm/guide.md share/doc/mpidsm/transport.md share/mpidsm/plot
+             share/mpidsm/plot-scaling share/doc/mpidsm/examples/Makefile)
+  if(NOT EXISTS ${prefix}/${file})
+    message(FATAL_ERROR "${file} was not installed")
+  endif()
+endforeach()
+file(REMOVE_RECURSE ${SCRATCH}/examples)
+file(COPY ${prefix}/share/doc/mpidsm/examples DESTINATION ${SCRATCH})
+run_step(make -s -j2 -C ${SCRATCH}/examples)
+run_step(env -u LD_LIBRARY_PATH ${MPIEXEC} -np 2 --oversubscribe ${SCRATCH}/examples/matmul -n 128 -r 1)
+run_step(env -u LD_LIBRARY_PATH ${MPIEXEC} -np 2 --oversubscribe ${SCRATCH}/examples/jia_jacobi -n 64 -i 4 -r 1)
+
+# The optional benchmark component: the suite runs from the prefix, with
+# no source tree and no LD_LIBRARY_PATH.
+run_step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix} --component benchmarks)
+run_step(env -u LD_LIBRARY_PATH "MPIRUN=${MPIEXEC} --oversubscribe"
+         bash ${prefix}/libexec/mpidsm/benchmarks/run-suite --latency -m 1:8 -i 5 -x 1
+         -o ${SCRATCH}/suite.csv)
+if(NOT out MATCHES "run-suite: \\[10/10\\] dsm_barrier_latency done")
+  message(FATAL_ERROR "the installed run-suite did not run the latency suite:\n${out}")
+endif()
+
 run_step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/package -B ${SCRATCH}/build
          -DCMAKE_PREFIX_PATH=${prefix})
 run_step(${CMAKE_COMMAND} --build ${SCRATCH}/build)
@@ -103,6 +127,13 @@ endif()
 foreach(file LICENSE CHANGELOG.md README.md)
   if(NOT EXISTS ${prefix}/share/doc/mpidsm/${file})
     message(FATAL_ERROR "${file} was not installed to share/doc/mpidsm")
+  endif()
+endforeach()
+# The manual pages, where man finds them (MANPATH follows bin/ to share/man).
+foreach(page man7/mpidsm.7 man1/mpidsm_info.1 man1/mpidsm_paths.1 man1/mpidsmcc.1 man1/mpidsmcxx.1
+             man1/mpidsm-oshcc.1 man1/mpidsm-oshcxx.1 man1/mpidsm_benchmarks.1)
+  if(NOT EXISTS ${prefix}/share/man/${page})
+    message(FATAL_ERROR "the manual page ${page} was not installed to share/man")
   endif()
 endforeach()
 if(API_DOCS AND NOT EXISTS ${prefix}/share/doc/mpidsm/api/index.html)
