@@ -41,7 +41,10 @@ source "$here/env.sh"
 # figure or a test's duration differs between two machines.
 "$BUILD_DIR/src/tools/mpidsm_info" --kernel
 cd "$BUILD_DIR"
-ctest --output-on-failure --timeout 300
+# Tests labelled nightly run in the nightly set only (docs/testing.md).
+skip=(-LE nightly)
+[[ $tests == nightly ]] && skip=()
+ctest --output-on-failure --timeout 300 "${skip[@]}"
 end_stage "one-node ctest"
 # The mpirun tests again with ranks on simulated hosts (tcp between them).
 cd "$MPIDSM_ROOT"
