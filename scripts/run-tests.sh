@@ -41,10 +41,7 @@ source "$here/env.sh"
 # figure or a test's duration differs between two machines.
 "$BUILD_DIR/src/tools/mpidsm_info" --kernel
 cd "$BUILD_DIR"
-# Tests labelled nightly run in the nightly set only (docs/testing.md).
-skip=(-LE nightly)
-[[ $tests == nightly ]] && skip=()
-ctest --output-on-failure --timeout 300 "${skip[@]}"
+ctest --output-on-failure --timeout 300
 end_stage "one-node ctest"
 # The mpirun tests again with ranks on simulated hosts (tcp between them).
 cd "$MPIDSM_ROOT"

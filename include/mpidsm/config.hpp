@@ -104,9 +104,6 @@ struct Config {
   /// Connect every pair of ranks at start-up; otherwise ranks of this node
   /// connect at start-up and other ranks on first use (MPIDSM_EAGER_CONNECT).
   bool eager_connect = false;
-  /// Seconds a blocking wait may make no progress before it prints where
-  /// every rank is, once (MPIDSM_HANG_REPORT); 0: never.
-  std::size_t hang_report_s = 60;
   /// An uncaught error prints one line per rank and aborts the job
   /// (MPIDSM_TERMINATE_HANDLER).
   bool terminate_handler = true;

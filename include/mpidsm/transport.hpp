@@ -33,8 +33,8 @@
 #include <utility>
 #include <vector>
 
-#include "mpidsm/error.hpp"
 #include "mpidsm/progress_modes.hpp"
+#include "mpidsm/error.hpp"
 
 namespace mpidsm {
 
@@ -84,30 +84,12 @@ struct TransportOptions {
   /// Endpoints to every rank at start-up; otherwise to ranks of this node at
   /// start-up and to other ranks on first use.
   bool eager_connect = false;
-  /// Seconds a blocking wait may make no progress before it prints where
-  /// every rank is (once per wait); 0: never.
-  std::size_t hang_report_s = 60;
 };
 
 namespace detail {
 class ProgressControl;
 class DrivingProgress;
 class LibraryMessaging;
-class Whereabouts;
-
-/// One blocking wait as Transport::check_peers(waiting_for, clock) sees it:
-/// when it began (read at its first look) and whether it reported a hang
-/// (MPIDSM_HANG_REPORT). Declare one per wait and pass it on every look;
-/// its destruction marks this rank as no longer waiting.
-struct WaitClock {
-  WaitClock() = default;
-  WaitClock(const WaitClock&) = delete;
-  WaitClock& operator=(const WaitClock&) = delete;
-  ~WaitClock();
-  std::uint64_t started_ns = 0;      ///< 0 until the first look
-  bool reported = false;             ///< its report was printed
-  Whereabouts* published = nullptr;  ///< the place that names this wait
-};
 
 /// What this rank knows of one peer's part of a registered region.
 struct RemoteKey {
@@ -413,13 +395,6 @@ class Transport {
   /// 100 ms; peers on this node). Loops that wait outside mpidsm's own calls
   /// (on a word a peer sets) call this.
   void check_peers(const char* waiting_for);
-  /// The same, for one wait of a loop that may last: when it has made no
-  /// progress for MPIDSM_HANG_REPORT seconds, it prints (once) where every
-  /// rank of the runtime is.
-  void check_peers(const char* waiting_for, detail::WaitClock& clock);
-  /// A collective built on the transport counts itself here, on every rank
-  /// that takes part: hang reports give each rank's count and last name.
-  void note_collective(const char* name) noexcept;
 
  private:
   friend class Request;

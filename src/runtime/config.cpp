@@ -36,7 +36,6 @@ constexpr const char* kFetchByCall = "MPIDSM_FETCH_BY_CALL";
 constexpr const char* kPutByCall = "MPIDSM_PUT_BY_CALL";
 constexpr const char* kEagerConnect = "MPIDSM_EAGER_CONNECT";
 constexpr const char* kTerminateHandler = "MPIDSM_TERMINATE_HANDLER";
-constexpr const char* kHangReport = "MPIDSM_HANG_REPORT";
 constexpr const char* kHomeMigration = "MPIDSM_HOME_MIGRATION";
 constexpr const char* kCoherence = "MPIDSM_COHERENCE";
 constexpr const char* kDiffKernel = "MPIDSM_DIFF_KERNEL";
@@ -112,10 +111,6 @@ constexpr std::array kVariables{
                    "0|1: connect every pair of ranks at start-up (0: to ranks of this node at "
                    "start-up, to other ranks on first use, so a rank pays only for the peers "
                    "it talks to)"},
-    ConfigVariable{kHangReport, "60",
-                   "seconds: a blocking wait of mpidsm that has made no progress for this long "
-                   "prints, once, where every rank of the runtime is (the call each waits in, "
-                   "and the number and name of its last collective); 0: never"},
     ConfigVariable{kTerminateHandler, "1",
                    "0|1: an error the program does not catch prints one line per rank and "
                    "aborts the job with MPI_Abort (0: the C++ library's std::terminate, whose "
@@ -313,7 +308,6 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   if (const char* v = lookup(kFetchByCall)) config.fetch_by_call = parse_switch(kFetchByCall, v);
   if (const char* v = lookup(kPutByCall)) config.put_by_call = parse_switch(kPutByCall, v);
   if (const char* v = lookup(kEagerConnect)) config.eager_connect = parse_switch(kEagerConnect, v);
-  if (const char* v = lookup(kHangReport)) config.hang_report_s = parse_count(kHangReport, v);
   if (const char* v = lookup(kTerminateHandler))
     config.terminate_handler = parse_switch(kTerminateHandler, v);
   if (const char* v = lookup(kHomeMigration)) {
@@ -373,7 +367,6 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
       {kFetchByCall, fetch_by_call ? "1" : "0"},
       {kPutByCall, put_by_call ? "1" : "0"},
       {kEagerConnect, eager_connect ? "1" : "0"},
-      {kHangReport, std::to_string(hang_report_s)},
       {kTerminateHandler, terminate_handler ? "1" : "0"},
       {kHomeMigration, to_string(home_migration)},
       {kCoherence, to_string(coherence)},

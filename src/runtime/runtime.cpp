@@ -161,7 +161,6 @@ Runtime::Runtime(MPI_Comm comm) {
   options.shm_eager_limit = state->config.shm_eager_limit;
   options.yield_when_idle = state->config.yield_when_idle;
   options.eager_connect = state->config.eager_connect;
-  options.hang_report_s = state->config.hang_report_s;
   detail::startup_point("runtime-configured");
   state->transport = std::make_unique<Transport>(state->comm, state->id, options);
   if (mode == ProgressMode::on) state->start_progress_thread();

@@ -56,10 +56,9 @@ void set_lock(const long* lock, const char* f) {
   // need this PE's progress: with no progress thread, nothing else serves
   // them (every PE hung in shmem_set_lock).
   Transport& transport = lib.runtime.transport();
-  detail::WaitClock clock;
   while (served(p.atomic_fetch(w.state)) != ticket) {
     if (transport.progress()) continue;
-    transport.check_peers(f, clock);
+    transport.check_peers(f);
     if (transport.yield_when_idle()) sched_yield();
   }
   std::lock_guard<std::mutex> guard(lib.held_locks_mutex);

@@ -178,7 +178,7 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
   }
 
   try {
-    s.connect(options.eager_connect, options.shm_eager_limit, options.hang_report_s);
+    s.connect(options.eager_connect, options.shm_eager_limit);
   } catch (const Error&) {
     s.abandon();
     throw;
@@ -189,8 +189,7 @@ Transport::Transport(MPI_Comm comm, std::uint16_t runtime_id, const TransportOpt
 // From here a collective's wait drives UCX and watches the peers
 // (PeerLiveness): the runtime's start-up watch, which sees only the
 // processes of this node, hands over as soon as the endpoints exist.
-void Transport::Impl::connect(bool eager_connect, std::size_t shm_eager_limit,
-                              std::size_t hang_report_s) {
+void Transport::Impl::connect(bool eager_connect, std::size_t shm_eager_limit) {
   rma_since_flush = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(size));
   liveness.exchange(comm, rank);
   detail::startup_point("transport-pids");
@@ -211,9 +210,6 @@ void Transport::Impl::connect(bool eager_connect, std::size_t shm_eager_limit,
   detail::attach_collective_wait(comm, &collective_wait);
   detail::startup_point("transport-endpoints");
   told_word = map_region(nullptr, sizeof(std::uint64_t), true, true, false);
-  whereabouts_region = map_region(nullptr, sizeof(detail::Place), true, true, false);
-  whereabouts.open(static_cast<detail::Place*>(whereabouts_region.local_base()));
-  hang_report_ns = static_cast<std::uint64_t>(hang_report_s) * 1'000'000'000u;
   liveness.hear_from(static_cast<const std::uint64_t*>(told_word.local_base()));
   open_mailboxes(shm_eager_limit);
 }
@@ -224,7 +220,6 @@ void Transport::Impl::connect(bool eager_connect, std::size_t shm_eager_limit,
 void Transport::Impl::abandon() noexcept {
   detail::detach_collective_wait(comm, &collective_wait);
   liveness.hear_from(nullptr);
-  whereabouts.open(nullptr);
   try {
     for (auto& region : regions)
       if (region.generation != 0) release_region(region, false, {});
@@ -251,7 +246,6 @@ Transport::~Transport() {
       s.barrier();  // no peer touches our memory past this point
     }
     s.liveness.hear_from(nullptr);  // the told word goes with the regions
-    s.whereabouts.open(nullptr);    // and so does this rank's place
     for (auto& region : s.regions)
       if (region.generation != 0) s.release_region(region, collective, {});
     if (collective)
@@ -424,7 +418,6 @@ void Transport::Impl::closing_barrier() {
 void Transport::Impl::wait_for_collective(void* impl, MPI_Request& request, const char* operation) {
   Impl& s = *static_cast<Impl*>(impl);
   auto in_use = s.use_worker(operation);
-  s.whereabouts.entered_collective(operation);
   s.wait_mpi(std::span<MPI_Request>(&request, 1), operation);
 }
 

@@ -26,7 +26,6 @@
 #include "progress/worker_guard.hpp"
 #include "traffic_meter.hpp"
 #include "ucx_status.hpp"
-#include "whereabouts.hpp"
 
 namespace mpidsm {
 
@@ -270,7 +269,7 @@ struct Transport::Impl {
   detail::Mailboxes mailboxes;
   // Collective: the rest of construction once UCX runs (peers, endpoints,
   // mailboxes); abandon() undoes it when it fails.
-  void connect(bool eager_connect, std::size_t shm_eager_limit, std::size_t hang_report_s);
+  void connect(bool eager_connect, std::size_t shm_eager_limit);
   void abandon() noexcept;
   // Collective: which ranks share this node (node_index); returns how many.
   int learn_node();
@@ -319,7 +318,6 @@ struct Transport::Impl {
     constexpr unsigned idle_polls_before_mute = 4, idle_polls_before_yield = 5,
                        polls_per_liveness_look = 256;
     unsigned idle = 0, polls = 0;
-    detail::WaitClock clock;
     detail::IdleBackoff backoff;
     const bool on_worker = what == Waiting::on_worker;
     detail::CountedInside counted(handoff, on_worker);
@@ -339,7 +337,7 @@ struct Transport::Impl {
       }
       if (++polls == polls_per_liveness_look) {
         polls = 0;
-        check_peers(waiting_for, clock);
+        check_peers(waiting_for);
       }
     }
   }
@@ -360,18 +358,6 @@ struct Transport::Impl {
       throw_peer_gone(waiting_for);
     }
   }
-  void check_peers(const char* waiting_for, detail::WaitClock& clock) {
-    check_peers(waiting_for);
-    if (hang_report_ns != 0) look_for_hang(waiting_for, clock);
-  }
-  // Where each rank is (whereabouts.hpp): this rank's place in a registered
-  // region every peer reads when it reports a hang.
-  MemoryRegion whereabouts_region;
-  detail::Whereabouts whereabouts;
-  std::uint64_t hang_report_ns = 0;
-  void look_for_hang(const char* waiting_for, detail::WaitClock& clock);
-  void report_hang(const char* waiting_for, std::uint64_t waited_ns);
-  bool read_place(int peer, detail::Place& place);
   // Once a peer is gone the runtime cannot go on, and whatever is still in
   // flight is purged: every endpoint is closed with UCP_EP_CLOSE_FLAG_FORCE,
   // which completes its requests with an error. Otherwise a request that a

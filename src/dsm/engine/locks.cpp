@@ -53,11 +53,10 @@ void Dsm::Engine::wait_flag(std::size_t id) {
   check_lock_id(id, "Dsm::wait_flag", "flag");
   // Polls with a remote read that backs off to a yield: the raiser may
   // need this core (oversubscribed) or this rank's progress (tcp).
-  detail::WaitClock clock;
   for (unsigned polls = 1; locks_.flag(flag_lock(id)) == 0; ++polls) {
     transport_.progress();
     if (polls > 64 || transport_.yield_when_idle()) sched_yield();
-    if (polls % 256 == 0) transport_.check_peers("Dsm::wait_flag", clock);
+    if (polls % 256 == 0) transport_.check_peers("Dsm::wait_flag");
   }
   acquire_lock(flag_lock(id), true);
   release_lock(flag_lock(id));
