@@ -97,20 +97,15 @@ StartupWatch::StartupWatch(MPI_Comm comm, int rank) : rank_(rank), notice_tag_(n
   enter_registry();
   int size = 0;
   MPI_Comm_size(comm, &size);
-  int job_size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &job_size);
-  std::vector<int> ranks(static_cast<std::size_t>(size)), in_job(ranks.size());
+  std::vector<int> ranks(static_cast<std::size_t>(size));
   for (int r = 0; r < size; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  job_ranks_.assign(ranks.size(), MPI_UNDEFINED);
   MPI_Group group, world;
   MPI_Comm_group(comm, &group);
   MPI_Comm_group(MPI_COMM_WORLD, &world);
-  MPI_Group_translate_ranks(group, size, ranks.data(), world, in_job.data());
+  MPI_Group_translate_ranks(group, size, ranks.data(), world, job_ranks_.data());
   MPI_Group_free(&group);
   MPI_Group_free(&world);
-  rank_of_job_rank_.assign(static_cast<std::size_t>(job_size), -1);
-  for (int r = 0; r < size; ++r)
-    if (const int j = in_job[static_cast<std::size_t>(r)]; j != MPI_UNDEFINED)
-      rank_of_job_rank_[static_cast<std::size_t>(j)] = r;
   pids_.assign(ranks.size(), 0);
   gone_.assign(ranks.size(), 0);
   watch(comm);
@@ -233,10 +228,9 @@ bool StartupWatch::look() {
       char* end = nullptr;
       const long rank_in_job = std::strtol(entry->d_name + known.prefix.size(), &end, 10);
       if (end == entry->d_name + known.prefix.size() || *end != '\0') continue;  // a ".new"
-      if (rank_in_job < 0 || rank_in_job >= static_cast<long>(rank_of_job_rank_.size())) continue;
-      const int r = rank_of_job_rank_[static_cast<std::size_t>(rank_in_job)];
-      if (r >= 0 && r != rank_ && pids_[static_cast<std::size_t>(r)] == 0)
-        pids_[static_cast<std::size_t>(r)] = registered_pid(known.directory + "/" + entry->d_name);
+      for (std::size_t r = 0; r < job_ranks_.size(); ++r)
+        if (job_ranks_[r] == rank_in_job && pids_[r] == 0 && static_cast<int>(r) != rank_)
+          pids_[r] = registered_pid(known.directory + "/" + entry->d_name);
     }
     closedir(directory);
   }

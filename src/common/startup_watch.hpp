@@ -59,10 +59,10 @@ class StartupWatch {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_;
   int notice_tag_ = 0;
-  std::vector<int> rank_of_job_rank_;  // per rank of the job: its rank in comm, or -1
-  std::vector<std::int64_t> pids_;     // per rank of comm: its registered pid, 0 while unknown
-  std::vector<char> gone_;             // per rank of comm: found dead here
-  std::int64_t notice_[2] = {};        // {kNoticeMark, dead rank}
+  std::vector<int> job_ranks_;      // per rank of comm: its rank in this job, or -1
+  std::vector<std::int64_t> pids_;  // per rank of comm: its registered pid, 0 while unknown
+  std::vector<char> gone_;          // per rank of comm: found dead here
+  std::int64_t notice_[2] = {};     // {kNoticeMark, dead rank}
   MPI_Request notice_request_ = MPI_REQUEST_NULL;
   CollectiveWait attached_;
 };
